@@ -1,0 +1,246 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AnthropicProvider, type AnthropicProviderOptions } from './anthropic-provider.js';
+import { ModelError } from './errors.js';
+import { text } from './messages.js';
+import type { CompletionRequest, StreamEvent } from './provider.js';
+import { startFakeMessagesApi, type FakeBrain, type FakeMessagesApi, type FakeScript } from './testing/index.js';
+
+const READ_FILE = {
+  name: 'read_file',
+  description: 'Read a file',
+  input_schema: { type: 'object' as const, properties: { path: { type: 'string' } }, required: ['path'] },
+};
+
+const REQUEST: CompletionRequest = {
+  model: 'claude-test',
+  system: 'You are a test double.',
+  maxTokens: 256,
+  messages: [{ role: 'user', content: [text('read package.json')] }],
+  tools: [READ_FILE],
+};
+
+const servers: FakeMessagesApi[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function fake(brain: FakeBrain): Promise<FakeMessagesApi> {
+  const server = await startFakeMessagesApi({ brain });
+  servers.push(server);
+  return server;
+}
+
+/** An explicit apiKey always: a real key in the environment must never be used. */
+function provider(url: string, extra: AnthropicProviderOptions = {}): AnthropicProvider {
+  return new AnthropicProvider({ apiKey: 'test-key', baseURL: url, ...extra });
+}
+
+/** Runs one completion against a fake answering every request with `script`. */
+async function run(script: FakeScript, extra: AnthropicProviderOptions = {}) {
+  const server = await fake(() => script);
+  const events: StreamEvent[] = [];
+  let error: unknown;
+  try {
+    for await (const ev of provider(server.url, extra).stream(REQUEST, new AbortController().signal)) events.push(ev);
+  } catch (err) {
+    error = err;
+  }
+  return { server, events, error };
+}
+
+async function modelError(script: FakeScript, extra: AnthropicProviderOptions = {}): Promise<ModelError> {
+  const { error } = await run(script, extra);
+  expect(error).toBeInstanceOf(ModelError);
+  return error as ModelError;
+}
+
+const textOf = (events: StreamEvent[]): string =>
+  events.map((e) => (e.type === 'text' ? e.text : '')).join('');
+
+describe('AnthropicProvider streaming through the real SDK', () => {
+  it('streams a text turn and reports all four usage fields', async () => {
+    const usage = { input_tokens: 12, output_tokens: 7, cache_creation_input_tokens: 3, cache_read_input_tokens: 4 };
+    const { server, events, error } = await run({ text: 'Hello there, wide world!', chunks: 4, usage });
+    expect(error).toBeUndefined();
+    expect(events.filter((e) => e.type === 'text')).toHaveLength(4);
+    expect(textOf(events)).toBe('Hello there, wide world!');
+    expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'end_turn', usage });
+
+    expect(server.requests).toHaveLength(1);
+    const req = server.requests[0]!;
+    expect(req.method).toBe('POST');
+    expect(req.path).toBe('/v1/messages');
+    expect(req.headers.authorization).toBe('Bearer test-key');
+    expect(req.body).toMatchObject({
+      stream: true,
+      model: 'claude-test',
+      max_tokens: 256,
+      system: 'You are a test double.',
+      tools: [READ_FILE],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'read package.json' }] }],
+    });
+  });
+
+  it('assembles a tool call whose input JSON arrives in pieces', async () => {
+    const input = { path: 'package.json', options: { lines: [1, 20], note: 'ünïcode ✓' } };
+    const { events, error } = await run({ text: 'Let me read that.', toolUse: { id: 'toolu_1', name: 'read_file', input } });
+    expect(error).toBeUndefined();
+    expect(events.filter((e) => e.type !== 'text')).toEqual([
+      { type: 'tool_use_start', id: 'toolu_1', name: 'read_file' },
+      { type: 'tool_use', id: 'toolu_1', name: 'read_file', input },
+      { type: 'done', stopReason: 'tool_use', usage: expect.objectContaining({ output_tokens: 5 }) },
+    ]);
+  });
+
+  it('turns invalid or non-object tool JSON into inputError without throwing', async () => {
+    for (const [raw, problem] of [
+      ['{"path": "pack', /not valid JSON/],
+      ['[1, 2]', /must be a JSON object, got an array/],
+      ['"just a string"', /must be a JSON object, got a string/],
+    ] as const) {
+      const { events, error } = await run({ rawInputJson: raw, toolUse: { name: 'read_file', input: {} } });
+      expect(error).toBeUndefined();
+      const call = events.find((e) => e.type === 'tool_use');
+      expect(call).toMatchObject({ type: 'tool_use', name: 'read_file', input: {} });
+      expect(call?.type === 'tool_use' && call.inputError).toMatch(problem);
+      expect(events.at(-1)?.type).toBe('done');
+    }
+  });
+
+  it('treats an empty tool input as {}', async () => {
+    const { events } = await run({ rawInputJson: '', toolUse: { name: 'sleep_until_event_or_input', input: {} } });
+    const call = events.find((e) => e.type === 'tool_use');
+    expect(call).toEqual({ type: 'tool_use', id: expect.any(String), name: 'sleep_until_event_or_input', input: {} });
+  });
+});
+
+describe('AnthropicProvider error mapping', () => {
+  it('maps 429 to rate_limit with retry-after in milliseconds, without SDK retries', async () => {
+    const { server, error } = await run({ status: 429, retryAfterSeconds: 7 });
+    expect(error).toMatchObject({ kind: 'rate_limit', retryable: true, status: 429, retryAfterMs: 7000 });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('reads retry-after-ms and HTTP-date retry-after too', async () => {
+    const ms = await modelError({ status: 429, headers: { 'retry-after-ms': '1500', 'retry-after': '9' } });
+    expect(ms.retryAfterMs).toBe(1500);
+    const date = new Date(Date.now() + 60_000).toUTCString();
+    const dated = await modelError({ status: 429, headers: { 'retry-after': date } });
+    expect(dated.retryAfterMs).toBeGreaterThan(50_000);
+    expect(dated.retryAfterMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it('maps 529 to overloaded and 500/503 to server', async () => {
+    expect(await modelError({ status: 529 })).toMatchObject({ kind: 'overloaded', retryable: true, status: 529 });
+    expect(await modelError({ status: 500 })).toMatchObject({ kind: 'server', retryable: true, status: 500 });
+    expect(await modelError({ status: 503 })).toMatchObject({ kind: 'server', retryable: true });
+  });
+
+  it('maps a mid-stream SSE overloaded_error to overloaded, after the text so far', async () => {
+    const { events, error } = await run({ text: 'abcdef', chunks: 3, errorEvent: { type: 'overloaded_error', afterChunks: 4 } });
+    expect(error).toBeInstanceOf(ModelError);
+    expect(error).toMatchObject({ kind: 'overloaded', retryable: true });
+    expect(textOf(events)).toBe('ab');
+  });
+
+  it('reports a stream cut mid-way as stream_cut', async () => {
+    const { events, error } = await run({ text: 'abcdef', chunks: 3, cutAfterChunks: 5 });
+    expect(error).toBeInstanceOf(ModelError);
+    expect(error).toMatchObject({ kind: 'stream_cut', retryable: true });
+    expect(textOf(events)).toBe('abcd');
+    expect(events.some((e) => e.type === 'done')).toBe(false);
+  });
+
+  it('maps 401 to auth, not retryable, pointing at ANTHROPIC_API_KEY', async () => {
+    const err = await modelError({ status: 401 });
+    expect(err).toMatchObject({ kind: 'auth', retryable: false, status: 401 });
+    expect(err.message).toContain('ANTHROPIC_API_KEY');
+    expect(err.message).not.toContain('\n');
+  });
+
+  it('maps 403 to auth and 400/404/413/422 to invalid_request', async () => {
+    expect((await modelError({ status: 403 })).kind).toBe('auth');
+    for (const status of [400, 404, 413, 422]) {
+      expect(await modelError({ status })).toMatchObject({ kind: 'invalid_request', retryable: false, status });
+    }
+  });
+
+  it('maps a refused connection to network', async () => {
+    const server = await startFakeMessagesApi({ brain: () => ({ text: 'unused' }) });
+    await server.close();
+    const stream = provider(server.url).stream(REQUEST, new AbortController().signal);
+    const err = await stream.next().then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelError);
+    expect(err).toMatchObject({ kind: 'network', retryable: true });
+    expect((err as ModelError).message).toContain('ECONNREFUSED');
+  });
+
+  it('maps a server that never answers to timeout', async () => {
+    const server = await fake(() => new Promise<FakeScript>(() => {}));
+    const stream = provider(server.url, { timeoutMs: 200 }).stream(REQUEST, new AbortController().signal);
+    const err = await stream.next().then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelError);
+    expect(err).toMatchObject({ kind: 'timeout', retryable: true });
+  });
+
+  it('maps a server gone silent mid-reply to timeout', async () => {
+    const err = await modelError({ text: 'abcdef', stallAfterChunks: 4, stallMs: 60_000 }, { timeoutMs: 200 });
+    expect(err).toMatchObject({ kind: 'timeout', retryable: true });
+  });
+});
+
+describe('AnthropicProvider cancellation', () => {
+  it('rejects promptly with an abort error when aborted while the server stalls', async () => {
+    let seen!: () => void;
+    const requestSeen = new Promise<void>((resolve) => (seen = resolve));
+    const server = await fake(() => {
+      seen();
+      return { text: 'never sent', stallMs: 60_000 };
+    });
+    const ctrl = new AbortController();
+    const pending = provider(server.url).stream(REQUEST, ctrl.signal).next();
+    await requestSeen;
+    const started = Date.now();
+    ctrl.abort();
+    const err = await pending.then(() => undefined, (e: unknown) => e);
+    expect(err).not.toBeInstanceOf(ModelError);
+    expect((err as Error).name).toBe('AbortError');
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('rejects with an abort error when aborted mid-reply, yielding nothing more', async () => {
+    const server = await fake(() => ({ text: 'abcdef', chunks: 3, stallAfterChunks: 4, stallMs: 60_000 }));
+    const ctrl = new AbortController();
+    const stream = provider(server.url).stream(REQUEST, ctrl.signal);
+    expect((await stream.next()).value).toEqual({ type: 'text', text: 'ab' });
+    ctrl.abort();
+    const err = await stream.next().then(() => undefined, (e: unknown) => e);
+    expect(err).not.toBeInstanceOf(ModelError);
+    expect((err as Error).name).toBe('AbortError');
+  });
+
+  it('throws at once for an already aborted signal, without a request', async () => {
+    const server = await fake(() => ({ text: 'unused' }));
+    const err = await provider(server.url)
+      .stream(REQUEST, AbortSignal.abort())
+      .next()
+      .then(() => undefined, (e: unknown) => e);
+    expect((err as Error).name).toBe('AbortError');
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('fake Messages API', () => {
+  it('answers a non-streaming request with a whole message', async () => {
+    const server = await fake(() => ({ text: 'hi', toolUse: { id: 'toolu_9', name: 'read_file', input: { path: 'a' } } }));
+    const client = new Anthropic({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 });
+    const msg = await client.messages.create({ model: 'claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] });
+    expect(msg.stop_reason).toBe('tool_use');
+    expect(msg.content).toEqual([
+      { type: 'text', text: 'hi' },
+      { type: 'tool_use', id: 'toolu_9', name: 'read_file', input: { path: 'a' } },
+    ]);
+    expect(server.requests[0]?.body.stream).toBeUndefined();
+  });
+});

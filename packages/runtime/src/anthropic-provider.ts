@@ -1,0 +1,284 @@
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
+import { ModelError } from './errors.js';
+import type { Usage } from './messages.js';
+import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
+import type { ToolDefinition } from './tool.js';
+
+export interface AnthropicProviderOptions {
+  /** Defaults to ANTHROPIC_API_KEY (read by the SDK). */
+  apiKey?: string;
+  /** Defaults to ANTHROPIC_BASE_URL, then the public API (read by the SDK). */
+  baseURL?: string;
+  /**
+   * Longest wait for the response headers, and then for each next stream event. The SDK's own
+   * timeout stops at the headers; a server that goes silent mid-reply must not hang a thread.
+   */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** The `anthropic` provider: one streamed Messages API call per completion, through the real SDK. */
+export class AnthropicProvider implements ModelProvider {
+  readonly name = 'anthropic';
+  readonly #client: Anthropic;
+  readonly #timeoutMs: number;
+
+  constructor(opts: AnthropicProviderOptions = {}) {
+    this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#client = new Anthropic({
+      ...(opts.apiKey !== undefined && { apiKey: opts.apiKey }),
+      ...(opts.baseURL !== undefined && { baseURL: opts.baseURL }),
+      timeout: this.#timeoutMs,
+      // The runtime retries itself: it must discard a partly streamed turn first, which the SDK can't.
+      maxRetries: 0,
+    });
+  }
+
+  async *stream(request: CompletionRequest, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+    signal.throwIfAborted();
+    // One controller for both the caller's cancel and our idle timer, so either stops the body read.
+    const ctrl = new AbortController();
+    const onAbort = (): void => ctrl.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    let idle: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const pauseIdle = (): void => clearTimeout(idle);
+    const armIdle = (): void => {
+      pauseIdle();
+      idle = setTimeout(() => {
+        timedOut = true;
+        ctrl.abort();
+      }, this.#timeoutMs);
+    };
+    // The SDK swallows an abort while reading the body and just ends the stream, so every exit
+    // path first asks whether we stopped it ourselves; a caller's abort is rethrown unclassified.
+    const interrupted = (): unknown => {
+      if (signal.aborted) return abortReason(signal);
+      if (timedOut) return new ModelError('timeout', `The model API went silent for ${this.#timeoutMs} ms while streaming a reply.`);
+      return undefined;
+    };
+    const baseURL = this.#client.baseURL;
+
+    try {
+      let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
+      try {
+        events = await this.#client.messages.create(toParams(request), { signal: ctrl.signal });
+      } catch (err) {
+        throw interrupted() ?? toModelError(err, baseURL);
+      }
+      const turn = new TurnReader();
+      try {
+        armIdle();
+        for await (const event of events) {
+          // The SDK may still hold parsed events after an abort; none of them may reach the caller.
+          if (ctrl.signal.aborted) break;
+          pauseIdle(); // a slow consumer is not a silent server
+          for (const out of turn.read(event)) yield out;
+          armIdle();
+        }
+      } catch (err) {
+        throw interrupted() ?? toModelError(new StreamBroken(err), baseURL);
+      }
+      pauseIdle();
+      if (!turn.finished) {
+        throw interrupted() ?? new ModelError('stream_cut', 'The model API ended the reply before it was complete.');
+      }
+    } finally {
+      pauseIdle();
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+function toParams(request: CompletionRequest): Anthropic.MessageCreateParamsStreaming {
+  return {
+    model: request.model,
+    max_tokens: request.maxTokens,
+    ...(request.system !== '' && { system: request.system }),
+    // HistoryMessage is declared in the Messages API's wire shape (messages.ts): no conversion.
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    tools: request.tools.map(toSdkTool),
+    stream: true,
+  };
+}
+
+function toSdkTool(tool: ToolDefinition): Anthropic.Tool {
+  // Copied because our `required` is readonly and the SDK's type wants a mutable array.
+  const { required, ...schema } = tool.input_schema;
+  const input_schema = required ? { ...schema, required: [...required] } : schema;
+  return { name: tool.name, description: tool.description, input_schema };
+}
+
+/** Turns raw stream events into StreamEvents; tool input JSON is accumulated per block index. */
+class TurnReader {
+  finished = false;
+  readonly #tools = new Map<number, { id: string; name: string; json: string; initial: unknown }>();
+  readonly #usage: Usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  #stopReason: string | null = null;
+
+  *read(event: Anthropic.RawMessageStreamEvent): Generator<StreamEvent> {
+    switch (event.type) {
+      case 'message_start': {
+        const u = event.message.usage;
+        this.#usage.input_tokens = count(u.input_tokens);
+        this.#usage.cache_creation_input_tokens = count(u.cache_creation_input_tokens);
+        this.#usage.cache_read_input_tokens = count(u.cache_read_input_tokens);
+        this.#usage.output_tokens = count(u.output_tokens);
+        break;
+      }
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block.type === 'text' && block.text) yield { type: 'text', text: block.text };
+        if (block.type === 'tool_use') {
+          this.#tools.set(event.index, { id: block.id, name: block.name, json: '', initial: block.input });
+          yield { type: 'tool_use_start', id: block.id, name: block.name };
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const d = event.delta;
+        if (d.type === 'text_delta') yield { type: 'text', text: d.text };
+        const tool = this.#tools.get(event.index);
+        if (d.type === 'input_json_delta' && tool) tool.json += d.partial_json;
+        break; // thinking, signature and citation deltas are not part of our turn
+      }
+      case 'content_block_stop': {
+        const tool = this.#tools.get(event.index);
+        if (tool) {
+          this.#tools.delete(event.index);
+          yield { type: 'tool_use', id: tool.id, name: tool.name, ...parseToolInput(tool.json, tool.initial) };
+        }
+        break;
+      }
+      case 'message_delta':
+        this.#stopReason = event.delta.stop_reason ?? this.#stopReason;
+        this.#usage.output_tokens = count(event.usage.output_tokens);
+        break;
+      case 'message_stop':
+        this.finished = true;
+        yield { type: 'done', stopReason: this.#stopReason, usage: { ...this.#usage } };
+        break;
+    }
+  }
+}
+
+function count(n: number | null | undefined): number {
+  return typeof n === 'number' && Number.isFinite(n) ? n : 0;
+}
+
+/** Bad model JSON is the model's problem to fix, so it becomes `inputError`, never a throw. */
+function parseToolInput(json: string, initial: unknown): { input: Record<string, unknown>; inputError?: string } {
+  if (json.trim() === '') return { input: isObject(initial) ? initial : {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    return { input: {}, inputError: `Tool input is not valid JSON (${reason}): ${clip(json)}` };
+  }
+  if (isObject(value)) return { input: value };
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  return { input: {}, inputError: `Tool input must be a JSON object, got ${kind}: ${clip(json)}` };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Marks a failure while reading the body: a non-API error there means the reply was cut. */
+class StreamBroken {
+  constructor(readonly cause: unknown) {}
+}
+
+function toModelError(raw: unknown, baseURL: string): ModelError {
+  const midStream = raw instanceof StreamBroken;
+  const err = midStream ? raw.cause : raw;
+  if (err instanceof ModelError) return err;
+  if (err instanceof APIConnectionTimeoutError) {
+    return new ModelError('timeout', `The model API at ${baseURL} did not respond in time.`, { cause: err });
+  }
+  if (err instanceof APIConnectionError) {
+    return new ModelError('network', `Could not reach the model API at ${baseURL} (${rootCause(err)}).`, { cause: err });
+  }
+  if (err instanceof APIError) return fromApiError(err);
+  if (midStream && err instanceof SyntaxError) {
+    return new ModelError('server', 'The model API sent a malformed stream event.', { cause: err });
+  }
+  if (midStream) {
+    return new ModelError('stream_cut', `The connection to the model API broke mid-reply (${rootCause(err)}).`, { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  if (/resolve authentication/i.test(message)) {
+    return new ModelError('auth', 'No Anthropic credentials were found; set ANTHROPIC_API_KEY.', { cause: err });
+  }
+  return new ModelError('other', `The model request failed: ${clip(message)}.`, { cause: err });
+}
+
+function fromApiError(err: APIError): ModelError {
+  const status = err.status;
+  const type = err.type;
+  const detail = `(${[status, clip(err.apiMessage ?? type ?? 'no details')].filter(Boolean).join(': ')})`;
+  const opts = { status, cause: err };
+  if (status === 529 || type === 'overloaded_error') {
+    return new ModelError('overloaded', `The model API is overloaded ${detail}.`, opts);
+  }
+  if (status === 429 || type === 'rate_limit_error') {
+    const retryAfterMs = retryAfter(err.headers);
+    return new ModelError('rate_limit', `The model API rate limit was reached ${detail}.`, {
+      ...opts,
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    });
+  }
+  if (status === 401 || status === 403 || type === 'authentication_error' || type === 'permission_error') {
+    return new ModelError('auth', `The model API rejected the credentials ${detail}; check ANTHROPIC_API_KEY.`, opts);
+  }
+  if (status === 408 || type === 'timeout_error') {
+    return new ModelError('timeout', `The model API timed out ${detail}.`, opts);
+  }
+  if (
+    [400, 404, 413, 422].includes(status ?? 0) ||
+    type === 'invalid_request_error' ||
+    type === 'not_found_error'
+  ) {
+    return new ModelError('invalid_request', `The model API rejected the request ${detail}.`, opts);
+  }
+  if ((status !== undefined && status >= 500) || type === 'api_error') {
+    return new ModelError('server', `The model API had an internal error ${detail}.`, opts);
+  }
+  return new ModelError('other', `The model API returned an error ${detail}.`, opts);
+}
+
+/** `retry-after-ms` (non-standard, precise) wins over `retry-after` (seconds or an HTTP date). */
+function retryAfter(headers: Headers | undefined): number | undefined {
+  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers?.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number.parseFloat(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** undici hides the useful part (ECONNREFUSED, "other side closed") a few causes deep. */
+function rootCause(err: unknown): string {
+  let current = err;
+  let best = err instanceof Error ? err.message : String(err);
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code; // errno codes say it best
+    if (current.message) best = current.message;
+    current = current.cause;
+  }
+  return clip(best);
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** Keeps error messages to one readable line. */
+function clip(s: string, max = 200): string {
+  const line = s.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

@@ -1,0 +1,162 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ModelError } from './errors.js';
+import type { Usage } from './messages.js';
+import { ZERO_USAGE } from './messages.js';
+import type { CompletionRequest, ModelProvider } from './provider.js';
+
+export interface RetryPolicy {
+  /** Retries after the first attempt before the error is final. */
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** No first event within this time: the attempt is abandoned and retried. */
+  initTimeoutMs: number;
+  /** No event for this long mid-stream: the attempt is abandoned and retried. */
+  stallTimeoutMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxRetries: 8,
+  baseDelayMs: 1_000,
+  maxDelayMs: 30_000,
+  initTimeoutMs: 60_000,
+  stallTimeoutMs: 120_000,
+};
+
+export interface CompletionToolCall {
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+  inputError?: string;
+}
+
+export interface CompletionOutcome {
+  cancelled: boolean;
+  text: string;
+  /** Only the first tool call of a turn is acted on; the rest of the stream is ignored. */
+  toolCall?: CompletionToolCall;
+  usage: Usage;
+  stopReason: string | null;
+}
+
+export interface CompletionHooks {
+  onText(delta: string): void;
+  onRetry(info: { attempt: number; delayMs: number; error: ModelError }): void;
+}
+
+/**
+ * Step 4 of a slice: stream one completion. Text is buffered here and only returned whole; on a
+ * transient failure the buffer is discarded and the request retried with backoff. Cancellation
+ * (the thread was interrupted) returns what streamed so far with `cancelled` set.
+ */
+export async function runCompletion(
+  provider: ModelProvider,
+  request: CompletionRequest,
+  policy: RetryPolicy,
+  signal: AbortSignal,
+  hooks: CompletionHooks,
+): Promise<CompletionOutcome> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await attemptOnce(provider, request, policy, signal, hooks);
+    } catch (err) {
+      if (signal.aborted) return cancelledOutcome('');
+      const error = toModelError(err);
+      if (!error.retryable || attempt >= policy.maxRetries) throw error;
+      const delayMs = backoff(policy, attempt, error);
+      hooks.onRetry({ attempt: attempt + 1, delayMs, error });
+      try {
+        await sleep(delayMs, undefined, { signal });
+      } catch {
+        return cancelledOutcome('');
+      }
+    }
+  }
+}
+
+async function attemptOnce(
+  provider: ModelProvider,
+  request: CompletionRequest,
+  policy: RetryPolicy,
+  outer: AbortSignal,
+  hooks: CompletionHooks,
+): Promise<CompletionOutcome> {
+  const attempt = new AbortController();
+  const onOuterAbort = () => attempt.abort(outer.reason);
+  outer.addEventListener('abort', onOuterAbort, { once: true });
+  // One watchdog per running attempt (not per event): it re-arms itself while events flow.
+  let events = 0;
+  let seen = -1;
+  let timedOut = false;
+  const watchdog = (ms: number): NodeJS.Timeout =>
+    setTimeout(() => {
+      if (events !== seen) {
+        seen = events;
+        timer = watchdog(policy.stallTimeoutMs);
+        return;
+      }
+      timedOut = true;
+      attempt.abort();
+    }, ms);
+  let timer = watchdog(policy.initTimeoutMs);
+  seen = 0;
+
+  let buffered = '';
+  let toolCall: CompletionToolCall | undefined;
+  try {
+    for await (const ev of provider.stream(request, attempt.signal)) {
+      events++;
+      switch (ev.type) {
+        case 'text':
+          if (toolCall) break;
+          buffered += ev.text;
+          hooks.onText(ev.text);
+          break;
+        case 'tool_use_start':
+          break;
+        case 'tool_use':
+          if (toolCall) break;
+          toolCall = { id: ev.id, name: ev.name, input: ev.input };
+          if (ev.inputError !== undefined) toolCall.inputError = ev.inputError;
+          break;
+        case 'done': {
+          const out: CompletionOutcome = {
+            cancelled: false,
+            text: buffered,
+            usage: ev.usage,
+            stopReason: ev.stopReason,
+          };
+          if (toolCall) out.toolCall = toolCall;
+          return out;
+        }
+      }
+    }
+    throw new ModelError('stream_cut', 'The model stream ended before the reply was complete.');
+  } catch (err) {
+    if (outer.aborted) return cancelledOutcome(buffered);
+    if (timedOut) {
+      throw new ModelError('timeout', 'The model stopped sending data; retrying.', { cause: err });
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    outer.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+function cancelledOutcome(textSoFar: string): CompletionOutcome {
+  return { cancelled: true, text: textSoFar, usage: { ...ZERO_USAGE }, stopReason: null };
+}
+
+function toModelError(err: unknown): ModelError {
+  if (err instanceof ModelError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new ModelError('other', `The model provider failed: ${message}`, { cause: err });
+}
+
+function backoff(policy: RetryPolicy, attempt: number, error: ModelError): number {
+  if (error.retryAfterMs !== undefined) return Math.min(error.retryAfterMs, policy.maxDelayMs);
+  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+  // Jitter spreads the retries of many threads hitting the same rate limit.
+  return Math.round(exp / 2 + Math.random() * (exp / 2));
+}

@@ -1,0 +1,55 @@
+export type ModelErrorKind =
+  | 'rate_limit'
+  | 'overloaded'
+  | 'server'
+  | 'network'
+  | 'timeout'
+  | 'stream_cut'
+  | 'auth'
+  | 'invalid_request'
+  | 'other';
+
+const RETRYABLE: ReadonlySet<ModelErrorKind> = new Set([
+  'rate_limit',
+  'overloaded',
+  'server',
+  'network',
+  'timeout',
+  'stream_cut',
+]);
+
+/** A model provider failure, classified so the slice knows whether to retry. */
+export class ModelError extends Error {
+  readonly kind: ModelErrorKind;
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    kind: ModelErrorKind,
+    message: string,
+    opts: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ModelError';
+    this.kind = kind;
+    this.retryable = RETRYABLE.has(kind);
+    this.status = opts.status;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+/** A tool's input did not match its schema, or the tool rejected it. Shown to the model. */
+export class ToolInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolInputError';
+  }
+}
+
+export class StoreError extends Error {
+  constructor(message: string, opts: { cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'StoreError';
+  }
+}

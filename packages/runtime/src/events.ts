@@ -1,0 +1,72 @@
+import type { InputMessage } from './input.js';
+import type { ResultContent, Usage } from './messages.js';
+import type { ModelErrorKind } from './errors.js';
+import type { ToolCall } from './tool.js';
+
+export type SliceOutcome = 'completed' | 'awaiting-tool' | 'skipped' | 'interrupted' | 'failed';
+
+/**
+ * The typed stream a UI consumes (TUI and headless printer alike). Observers are called
+ * synchronously at the point of emission, after any durable change the event reports.
+ */
+export type RuntimeEvent =
+  | { type: 'input-accepted'; threadId: string; input: InputMessage }
+  | { type: 'input-dropped'; threadId: string; inputId: string; reason: 'duplicate' | 'stale' | 'closed' }
+  | { type: 'slice-started'; threadId: string; inputs: number }
+  | { type: 'completion-started'; threadId: string; model: string }
+  | { type: 'text-delta'; threadId: string; text: string }
+  | {
+      type: 'completion-retry';
+      threadId: string;
+      attempt: number;
+      delayMs: number;
+      kind: ModelErrorKind;
+      message: string;
+    }
+  | { type: 'tool-call'; threadId: string; call: ToolCall; sync: boolean; display?: string }
+  | { type: 'turn-committed'; threadId: string; messages: number }
+  | { type: 'tool-dispatched'; threadId: string; callId: string }
+  | {
+      type: 'tool-result';
+      threadId: string;
+      toolUseId: string;
+      content: ResultContent[];
+      isError: boolean;
+    }
+  | { type: 'tool-interrupted'; threadId: string; callId: string; reason: 'user' | 'restart' }
+  | {
+      type: 'slice-finished';
+      threadId: string;
+      outcome: SliceOutcome;
+      usage: Usage;
+      completions: number;
+      /** Input tokens of the last completion: how full the context is. */
+      contextTokens: number;
+    }
+  | { type: 'error'; threadId: string; kind: ModelErrorKind | 'store' | 'tool' | 'budget'; message: string };
+
+export type RuntimeEventType = RuntimeEvent['type'];
+export type Observer = (event: RuntimeEvent) => void;
+
+/** A set of observers; one per system, not per thread, so idle threads cost nothing here. */
+export class EventBus {
+  private observers: Observer[] = [];
+
+  subscribe(observer: Observer): () => void {
+    this.observers = [...this.observers, observer];
+    return () => {
+      this.observers = this.observers.filter((o) => o !== observer);
+    };
+  }
+
+  emit(event: RuntimeEvent): void {
+    for (const o of this.observers) {
+      try {
+        o(event);
+      } catch (err) {
+        // An observer's bug must not break a slice half-way through; report it and go on.
+        process.emitWarning(`runtime observer failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,52 @@
+// Public face of @infinity-code/runtime: the time-sliced agent runtime (no files, git or UI).
+export type {
+  ContentBlock,
+  HistoryMessage,
+  ImageBlock,
+  ImageMediaType,
+  ResultContent,
+  TextBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+  Usage,
+} from './messages.js';
+export { addUsage, resultText, text, ZERO_USAGE } from './messages.js';
+export type { InputBody, InputMessage, ToolResultInput, UserTextInput } from './input.js';
+export { toolResult, userText } from './input.js';
+export { ModelError, StoreError, ToolInputError, type ModelErrorKind } from './errors.js';
+export type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
+export type {
+  AsyncTool,
+  AsyncToolContext,
+  JsonSchema,
+  SyncTool,
+  Tool,
+  ToolCall,
+  ToolContext,
+  ToolDefinition,
+  ToolOutput,
+} from './tool.js';
+export { EventBus, type Observer, type RuntimeEvent, type RuntimeEventType, type SliceOutcome } from './events.js';
+export type {
+  ConversationStore,
+  InputQueue,
+  LoadedThread,
+  PendingCall,
+  RuntimeStore,
+  SliceCommit,
+  StateStore,
+  ThreadRecord,
+  ThreadStatus,
+} from './store.js';
+export { MemoryStore } from './memory-store.js';
+export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { DEFAULT_RETRY, type RetryPolicy } from './completion.js';
+export { INJECTED_TOOL_NAME } from './tool-registry.js';
+export { INTERRUPTED_BY_USER } from './prepare.js';
+export { INTERRUPTED_BY_RESTART } from './dispatch.js';
+export { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
+export type { SystemOptions } from './system-options.js';
+export { LocalSystem, type LocalSystemOptions } from './local-system.js';
+export { StepSystem, type StepSystemOptions } from './step-system.js';
+export { ScriptedProvider, type Brain, type ScriptedReply } from './scripted-provider.js';
+export { AnthropicProvider, type AnthropicProviderOptions } from './anthropic-provider.js';

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import type { ModelError } from './errors.js';
+import type { Usage } from './messages.js';
+import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
+
+/** One scripted reply: what a brain decides the model says. */
+export interface ScriptedReply {
+  text?: string;
+  toolCall?: { name: string; input: Record<string, unknown>; id?: string };
+  /** Raw argument text, to script a model sending invalid JSON. */
+  rawToolInput?: string;
+  usage?: Partial<Usage>;
+  /** How many chunks the text is streamed in (default 12). */
+  chunks?: number;
+  /** Stream these chunks instead of splitting `text` (lets a test pace or hold a stream). */
+  textStream?: AsyncIterable<string>;
+  /** Fail the attempt with this error instead of replying. */
+  error?: ModelError;
+  /** Stream this many text chunks, then end without finishing (a cut stream). */
+  cutAfterChunks?: number;
+}
+
+/** A function from the request to the reply: the model's decisions, for tests and benchmarks. */
+export type Brain = (request: CompletionRequest) => ScriptedReply | Promise<ScriptedReply>;
+
+/** Replays a brain as a streamed completion, in chunks, honouring abort between chunks. */
+export class ScriptedProvider implements ModelProvider {
+  readonly name = 'scripted';
+
+  constructor(private readonly brain: Brain) {}
+
+  async *stream(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
+    const reply = await this.brain(request);
+    if (reply.error) throw reply.error;
+    const chunks = reply.textStream ?? split(reply.text ?? '', reply.chunks ?? 12);
+    let sent = 0;
+    let length = 0;
+    for await (const chunk of chunks) {
+      if (signal.aborted) throw abortError();
+      if (reply.cutAfterChunks !== undefined && sent >= reply.cutAfterChunks) return;
+      sent++;
+      length += chunk.length;
+      yield { type: 'text', text: chunk };
+    }
+    if (signal.aborted) throw abortError();
+    if (reply.cutAfterChunks !== undefined) return;
+    if (reply.toolCall || reply.rawToolInput !== undefined) {
+      const id = reply.toolCall?.id ?? `toolu_${randomUUID()}`;
+      const name = reply.toolCall?.name ?? 'unknown';
+      yield { type: 'tool_use_start', id, name };
+      if (reply.rawToolInput !== undefined) {
+        yield { type: 'tool_use', id, name, input: {}, inputError: parseError(reply.rawToolInput) };
+      } else {
+        yield { type: 'tool_use', id, name, input: reply.toolCall!.input };
+      }
+    }
+    yield {
+      type: 'done',
+      stopReason: reply.toolCall ? 'tool_use' : 'end_turn',
+      usage: {
+        input_tokens: reply.usage?.input_tokens ?? 10 * request.messages.length,
+        output_tokens: reply.usage?.output_tokens ?? Math.ceil(length / 4),
+        cache_creation_input_tokens: reply.usage?.cache_creation_input_tokens ?? 0,
+        cache_read_input_tokens: reply.usage?.cache_read_input_tokens ?? 0,
+      },
+    };
+  }
+}
+
+function split(value: string, chunks: number): string[] {
+  if (value === '') return [];
+  const size = Math.ceil(value.length / Math.max(1, chunks));
+  const out: string[] = [];
+  for (let i = 0; i < value.length; i += size) out.push(value.slice(i, i + size));
+  return out;
+}
+
+function parseError(raw: string): string {
+  try {
+    JSON.parse(raw);
+    return 'arguments must be a JSON object';
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+function abortError(): Error {
+  const err = new Error('The completion was cancelled.');
+  err.name = 'AbortError';
+  return err;
+}

@@ -1,0 +1,33 @@
+// Schema of the session store. Idempotent: run on every open.
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS threads (
+  id INTEGER PRIMARY KEY,
+  uid TEXT NOT NULL UNIQUE,
+  stack TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'open',
+  message_count INTEGER NOT NULL DEFAULT 0,
+  pending_call TEXT,
+  dispatched INTEGER NOT NULL DEFAULT 0,
+  completions INTEGER NOT NULL DEFAULT 0,
+  in_tok INTEGER NOT NULL DEFAULT 0,
+  out_tok INTEGER NOT NULL DEFAULT 0,
+  cache_w INTEGER NOT NULL DEFAULT 0,
+  cache_r INTEGER NOT NULL DEFAULT 0,
+  context_tokens INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS threads_pending_call ON threads (id) WHERE pending_call IS NOT NULL;
+CREATE TABLE IF NOT EXISTS messages (
+  key INTEGER PRIMARY KEY,
+  data TEXT NOT NULL
+);
+-- One row per input ever enqueued or processed: body holds a queued input, NULL once processed.
+-- The unique key is what makes delivery idempotent.
+CREATE TABLE IF NOT EXISTS inputs (
+  id INTEGER PRIMARY KEY,
+  thread INTEGER NOT NULL,
+  input_id TEXT NOT NULL,
+  body TEXT,
+  UNIQUE (thread, input_id)
+);
+CREATE INDEX IF NOT EXISTS inputs_pending ON inputs (id) WHERE body IS NOT NULL;
+`;

@@ -1,0 +1,126 @@
+// Drives the runtime the same way in local and step mode, over either store, so one suite proves
+// both modes. Not part of the package's build.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RuntimeEvent } from '../events.js';
+import type { InputMessage } from '../input.js';
+import { LocalSystem } from '../local-system.js';
+import { MemoryStore } from '../memory-store.js';
+import { ScriptedProvider, type Brain } from '../scripted-provider.js';
+import { SqliteStore } from '../sqlite-store.js';
+import { StepSystem } from '../step-system.js';
+import type { RuntimeStore } from '../store.js';
+import type { SystemOptions } from '../system-options.js';
+import type { Tool } from '../tool.js';
+
+export type StoreKind = 'memory' | 'sqlite';
+export type Mode = 'local' | 'step';
+
+export interface Harness {
+  store: RuntimeStore;
+  events: RuntimeEvent[];
+  send(...inputs: InputMessage[]): Promise<void>;
+  /** Run until nothing is queued, running or awaiting a tool result. */
+  settle(): Promise<void>;
+  /** Run until no slice runs or is queued; tools may still be working. */
+  settleSlices(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  brain: Brain;
+  tools?: Tool[];
+  system?: Partial<SystemOptions>;
+}
+
+export function tempDir(prefix = 'ic-runtime-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function makeStore(kind: StoreKind): { store: RuntimeStore; cleanup(): void } {
+  if (kind === 'memory') return { store: new MemoryStore(), cleanup() {} };
+  const dir = tempDir();
+  return {
+    store: new SqliteStore({ path: join(dir, 'state.db') }),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5, initTimeoutMs: 5_000, stallTimeoutMs: 5_000 };
+
+export function makeHarness(mode: Mode, storeKind: StoreKind, opts: HarnessOptions): Harness {
+  const { store, cleanup } = makeStore(storeKind);
+  const base = {
+    store,
+    provider: new ScriptedProvider(opts.brain),
+    tools: opts.tools ?? [],
+    model: 'scripted-model',
+    retry: FAST_RETRY,
+    ...opts.system,
+  };
+  const events: RuntimeEvent[] = [];
+  if (mode === 'local') {
+    const system = new LocalSystem(base);
+    system.subscribe((e) => events.push(e));
+    return {
+      store,
+      events,
+      async send(...inputs) {
+        await system.send(inputs);
+      },
+      settle: () => system.whenIdle(),
+      settleSlices: () => system.whenIdle({ ignoreRunningTools: true }),
+      async close() {
+        await system.close();
+        cleanup();
+      },
+    };
+  }
+  // Step mode: the harness is the host queue.
+  const queue: InputMessage[] = [];
+  const awaiting = new Set<string>();
+  let wake: (() => void) | null = null;
+  const system = new StepSystem({
+    ...base,
+    async send(input) {
+      if (input.body.kind === 'tool_result') awaiting.delete(input.body.toolUseId);
+      queue.push(input);
+      wake?.();
+    },
+  });
+  system.subscribe((e) => {
+    events.push(e);
+    if (e.type === 'tool-dispatched') awaiting.add(e.callId);
+  });
+  return {
+    store,
+    events,
+    async send(...inputs) {
+      queue.push(...inputs);
+    },
+    async settleSlices() {
+      while (queue.length > 0) await system.step(queue.splice(0));
+    },
+    async settle() {
+      for (;;) {
+        if (queue.length > 0) {
+          await system.step(queue.splice(0));
+          continue;
+        }
+        if (awaiting.size === 0) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
+      }
+    },
+    async close() {
+      await store.close();
+      cleanup();
+    },
+  };
+}
+
+/** Role/kind summary of a history, for readable assertions. */
+export function shape(history: readonly { role: string; content: Array<{ type: string }> }[]): string[] {
+  return history.map((m) => `${m.role}:${m.content.map((c) => c.type).join('+')}`);
+}

@@ -1,0 +1,39 @@
+import type { AsyncTool, ToolContext } from '../tool.js';
+
+/** An async tool that answers on a later tick, like a real background tool. */
+export function echoTool(log: string[] = []): AsyncTool & { log: string[] } {
+  return {
+    kind: 'async',
+    name: 'echo',
+    description: 'Echo text back, asynchronously.',
+    input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    log,
+    dispatch(input, ctx) {
+      log.push(ctx.call.id);
+      setImmediate(() => void ctx.respond({ content: `echo: ${String(input.text)}` }));
+    },
+  };
+}
+
+/** An async tool that never answers by itself; the test decides when (or whether) it does. */
+export function heldTool(): AsyncTool & {
+  held: Map<string, (text: string) => Promise<void>>;
+  cancelled: ToolContext[];
+} {
+  const held = new Map<string, (text: string) => Promise<void>>();
+  const cancelled: ToolContext[] = [];
+  return {
+    kind: 'async',
+    name: 'hold',
+    description: 'Start something slow.',
+    input_schema: { type: 'object', properties: {} },
+    held,
+    cancelled,
+    dispatch(_input, ctx) {
+      held.set(ctx.call.id, (text) => ctx.respond({ content: text }));
+    },
+    cancel(ctx) {
+      cancelled.push(ctx);
+    },
+  };
+}

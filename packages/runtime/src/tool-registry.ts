@@ -1,0 +1,73 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { CompletionToolCall } from './completion.js';
+import type { AsyncTool, SyncTool, Tool, ToolDefinition } from './tool.js';
+import { toolDefinition } from './tool.js';
+
+export const INJECTED_TOOL_NAME = 'receive_event__injected';
+
+export type Resolution =
+  | { kind: 'error'; message: string }
+  | { kind: 'sync'; tool: SyncTool; input: Record<string, unknown> }
+  | { kind: 'async'; tool: AsyncTool; input: Record<string, unknown> };
+
+/**
+ * The tools offered to the model, and the gate a call passes before it runs: unknown names,
+ * the injected-event name, unparsable and schema-violating arguments all become error results
+ * the model can read and correct.
+ */
+export class ToolRegistry {
+  private readonly tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
+  private readonly defs: ToolDefinition[];
+
+  constructor(tools: readonly Tool[]) {
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    for (const tool of tools) {
+      if (tool.name === INJECTED_TOOL_NAME) {
+        throw new Error(`${INJECTED_TOOL_NAME} is reserved for injected events and can't be a tool`);
+      }
+      if (this.tools.has(tool.name)) throw new Error(`Two tools are named ${tool.name}`);
+      this.tools.set(tool.name, { tool, validate: ajv.compile(tool.input_schema) });
+    }
+    this.defs = tools.map(toolDefinition);
+  }
+
+  definitions(): readonly ToolDefinition[] {
+    return this.defs;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.tools.get(name)?.tool;
+  }
+
+  resolve(call: CompletionToolCall): Resolution {
+    if (call.name === INJECTED_TOOL_NAME) {
+      return {
+        kind: 'error',
+        message: `Error: you cannot directly invoke ${INJECTED_TOOL_NAME}, invocations will automatically be injected when events arrive.`,
+      };
+    }
+    const entry = this.tools.get(call.name);
+    if (!entry) {
+      const names = [...this.tools.keys()].join(', ') || 'none';
+      return {
+        kind: 'error',
+        message: `Error: tool '${call.name}' does not exist. Available tools: ${names}.`,
+      };
+    }
+    if (call.inputError !== undefined) {
+      return {
+        kind: 'error',
+        message: `Error: the arguments of ${call.name} were not valid JSON (${call.inputError}). Send one JSON object that matches the tool's input schema.`,
+      };
+    }
+    if (!entry.validate(call.input)) {
+      const detail = (entry.validate.errors ?? [])
+        .map((e) => `${e.instancePath || 'input'} ${e.message ?? 'is invalid'}`)
+        .join('; ');
+      return { kind: 'error', message: `Error: invalid arguments for ${call.name}: ${detail}.` };
+    }
+    return entry.tool.kind === 'sync'
+      ? { kind: 'sync', tool: entry.tool, input: call.input }
+      : { kind: 'async', tool: entry.tool, input: call.input };
+  }
+}
