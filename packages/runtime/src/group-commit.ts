@@ -17,7 +17,11 @@ export class GroupCommitter {
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** Called when a group's transaction rolled back, before its operations are redone. */
+    private readonly onRollback: () => void = () => {},
+  ) {}
 
   run<T>(op: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -48,10 +52,12 @@ export class GroupCommitter {
     } catch {
       // One bad operation must not fail its neighbours: redo each in its own transaction so only
       // the culprit's caller sees the error.
+      this.onRollback();
       for (const p of batch) {
         try {
           p.resolve(this.db.transaction(p.op)());
         } catch (err) {
+          this.onRollback();
           p.reject(err);
         }
       }

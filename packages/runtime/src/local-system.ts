@@ -42,7 +42,7 @@ export class LocalSystem {
       ...deps,
       dispatch: (thread, call) => this.trackDispatch(thread.id, call.id, () => deps.dispatch(thread, call)),
     };
-    this.cache = new ThreadCache(opts.cacheMessages ?? 100_000);
+    this.cache = new ThreadCache(opts.cacheMessages ?? 50_000);
   }
 
   subscribe(observer: Observer): () => void {

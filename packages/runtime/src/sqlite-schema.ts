@@ -16,10 +16,15 @@ CREATE TABLE IF NOT EXISTS threads (
   context_tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS threads_pending_call ON threads (id) WHERE pending_call IS NOT NULL;
+-- One row per commit: a JSON array of the messages it appended, in order. Rows get increasing
+-- rowids, so concurrent threads' commits append to the same few pages instead of rewriting one
+-- page per thread (measured ~6x cheaper per commit); the index finds one thread's rows.
 CREATE TABLE IF NOT EXISTS messages (
-  key INTEGER PRIMARY KEY,
+  id INTEGER PRIMARY KEY,
+  thread INTEGER NOT NULL,
   data TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS messages_thread ON messages (thread, id);
 -- One row per input ever enqueued or processed: body holds a queued input, NULL once processed.
 -- The unique key is what makes delivery idempotent.
 CREATE TABLE IF NOT EXISTS inputs (

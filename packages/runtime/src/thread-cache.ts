@@ -11,18 +11,6 @@ export class ThreadCache {
 
   constructor(private readonly maxMessages: number) {}
 
-  get(threadId: string): LoadedThread | undefined {
-    const t = this.entries.get(threadId);
-    if (t) {
-      // Re-insert to mark as most recently used (Map keeps insertion order).
-      this.messages -= t.history.length;
-      this.entries.delete(threadId);
-      this.entries.set(threadId, t);
-      this.messages += t.history.length;
-    }
-    return t;
-  }
-
   /** Take a thread out while a slice works on it (its history grows meanwhile). */
   take(threadId: string): LoadedThread | undefined {
     const t = this.entries.get(threadId);
