@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startFakeMessagesApi } from '@infinity-code/runtime/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const repoRoot = resolve(here, '../../..');
+const main = join(here, 'main.ts');
+// Absolute, because the CLI runs with its cwd in temp repositories that have no node_modules.
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+  const env = { ...process.env, ...opts.env };
+  if (!opts.env?.ANTHROPIC_API_KEY) delete env.ANTHROPIC_API_KEY;
+  return new Promise((res) => {
+    execFile(
+      process.execPath,
+      ['--conditions=@infinity-code/source', '--import', tsx, main, ...args],
+      { cwd: opts.cwd ?? repoRoot, env, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        res({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+function gitRepo(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ic-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('infinity-code command line', () => {
+  it('--demo runs the runtime end to end with no API key', async () => {
+    const r = await cli(['--demo']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('$ node --version');
+    expect(r.stdout).toContain(`Node.js ${process.version}`);
+  });
+
+  it('a headless task without an API key is a config error with a clear message', async () => {
+    const r = await cli(['-p', 'hello']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/ANTHROPIC_API_KEY is not set/);
+    expect(r.stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
+  });
+
+  it('an unknown flag is a usage error', async () => {
+    const r = await cli(['--no-such-flag']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown option/);
+  });
+
+  it('-p streams the answer from the Messages API to stdout and stores the session', async () => {
+    const api = await startFakeMessagesApi({ brain: () => ({ text: 'Hello from the fake model.', chunks: 4 }) });
+    try {
+      const dir = gitRepo();
+      await new Promise((res) => execFile('git', ['init', '-q', dir], res));
+      const r = await cli(['-p', 'say hello', '--model', 'claude-test'], {
+        cwd: dir,
+        env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe('Hello from the fake model.\n');
+      expect(api.requests[0]!.body.model).toBe('claude-test');
+      expect(existsSync(join(dir, '.infinity', 'state.db'))).toBe(true);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('a rejected API key exits 3 and says what to check', async () => {
+    const api = await startFakeMessagesApi({ brain: () => ({ status: 401 }) });
+    try {
+      const r = await cli(['-p', 'hello'], {
+        cwd: gitRepo(),
+        env: { ANTHROPIC_API_KEY: 'bad-key', ANTHROPIC_BASE_URL: api.url },
+      });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toMatch(/ANTHROPIC_API_KEY/);
+    } finally {
+      await api.close();
+    }
+  });
+});
