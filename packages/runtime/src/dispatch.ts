@@ -1,9 +1,10 @@
+import { ToolInputError } from './errors.js';
 import type { EventBus } from './events.js';
 import { asResultContent } from './history.js';
-import type { InputMessage } from './input.js';
+import type { EventInput, InputMessage } from './input.js';
 import { toolResult } from './input.js';
 import type { PendingCall, RuntimeStore, ThreadRecord } from './store.js';
-import type { AsyncToolContext, ToolOutput } from './tool.js';
+import type { AsyncToolContext, ToolEvent, ToolOutput } from './tool.js';
 import type { ToolRegistry } from './tool-registry.js';
 
 export interface DispatchDeps {
@@ -25,30 +26,47 @@ export async function dispatchCall(
 ): Promise<void> {
   await deps.store.markDispatched(thread.id, call.id);
   call.dispatched = true;
-  const respond = (output: ToolOutput): Promise<unknown> =>
-    deps.deliver(
-      toolResult(thread.id, call.id, asResultContent(output.content), {
-        isError: output.isError === true,
-        subscription: output.subscription === true,
-      }),
-    );
+  const ctx = asyncContext(deps, thread, call);
   const tool = deps.tools.get(call.name);
   try {
     if (tool?.kind !== 'async') throw new Error(`tool '${call.name}' is not an asynchronous tool`);
-    const ctx: AsyncToolContext = {
-      threadId: thread.id,
-      threadStack: thread.stack,
-      call: { id: call.id, name: call.name, input: call.input },
-      respond: async (output) => {
-        await respond(output);
-      },
-    };
     await tool.dispatch(call.input, ctx);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    await respond({ content: `Error: Tool call failed: ${message}`, isError: true });
+    const content = err instanceof ToolInputError ? `Error: ${message}` : `Error: Tool call failed: ${message}`;
+    await ctx.respond({ content, isError: true });
   }
   deps.bus.emit({ type: 'tool-dispatched', threadId: thread.id, callId: call.id });
+}
+
+/** How a tool answers a call and emits its subscription's events. */
+export function asyncContext(
+  deps: Pick<DispatchDeps, 'deliver'>,
+  thread: ThreadRecord,
+  call: { id: string; name: string; input: Record<string, unknown> },
+): AsyncToolContext {
+  let seq = 0;
+  return {
+    threadId: thread.id,
+    threadStack: thread.stack,
+    call: { id: call.id, name: call.name, input: call.input },
+    thread,
+    respond: async (output: ToolOutput) => {
+      await deps.deliver(
+        toolResult(thread.id, call.id, asResultContent(output.content), {
+          isError: output.isError === true,
+          subscription: output.subscription === true,
+        }),
+      );
+    },
+    emit: async (event: ToolEvent) => {
+      const body: EventInput = { kind: 'event', toolUseId: call.id, content: asResultContent(event.content) };
+      if (event.isError) body.isError = true;
+      if (event.final) body.final = true;
+      if (event.associative) body.associative = true;
+      await deps.deliver({ id: event.id ?? `${call.id}:event:${seq++}`, threadId: thread.id, body });
+    },
+  };
 }
 
 export const INTERRUPTED_BY_RESTART =

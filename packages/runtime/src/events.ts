@@ -11,7 +11,8 @@ export type SliceOutcome = 'completed' | 'awaiting-tool' | 'skipped' | 'interrup
  */
 export type RuntimeEvent =
   | { type: 'input-accepted'; threadId: string; input: InputMessage }
-  | { type: 'input-dropped'; threadId: string; inputId: string; reason: 'duplicate' | 'stale' | 'closed' }
+  | { type: 'input-dropped'; threadId: string; inputId: string; reason: 'duplicate' | 'stale' | 'closed' | 'inactive' | 'unknown-thread' }
+  | { type: 'input-deferred'; threadId: string; inputIds: string[] }
   | { type: 'slice-started'; threadId: string; inputs: number }
   | { type: 'completion-started'; threadId: string; model: string }
   | { type: 'text-delta'; threadId: string; text: string }
@@ -33,7 +34,21 @@ export type RuntimeEvent =
       content: ResultContent[];
       isError: boolean;
     }
-  | { type: 'tool-interrupted'; threadId: string; callId: string; reason: 'user' | 'restart' }
+  | { type: 'tool-interrupted'; threadId: string; callId: string; reason: 'user' | 'input' | 'restart' }
+  | {
+      type: 'event-injected';
+      threadId: string;
+      source: 'event' | 'report' | 'parent';
+      injectedId: string;
+      originalCallId: string;
+      content: ResultContent[];
+      childThreadId?: string;
+      attachment?: unknown;
+    }
+  | { type: 'thread-spawned'; threadId: string; childId: string; kind: 'child' | 'event' | 'compaction'; spawnCallId: string }
+  | { type: 'thread-closed'; threadId: string }
+  | { type: 'compaction-started'; threadId: string; childId: string }
+  | { type: 'compaction-applied'; threadId: string }
   | {
       type: 'slice-finished';
       threadId: string;

@@ -10,7 +10,17 @@ export interface InputMessage {
   body: InputBody;
 }
 
-export type InputBody = UserTextInput | ToolResultInput;
+export type InputBody =
+  | UserTextInput
+  | ToolResultInput
+  | EventInput
+  | ReportInput
+  | ParentMessageInput
+  | CompactionInput
+  | CompactionCompleteInput;
+
+/** Inputs that wait while the thread's active (non-passive) call is pending. */
+export type DeferrableInput = EventInput | ReportInput | ParentMessageInput;
 
 export interface UserTextInput {
   kind: 'user_text';
@@ -24,6 +34,52 @@ export interface ToolResultInput {
   isError?: boolean;
   /** The result starts a subscription owned by the thread (its events follow later). */
   subscription?: boolean;
+}
+
+/** An event of a subscription started by the call `toolUseId` (a result flagged `subscription`). */
+export interface EventInput {
+  kind: 'event';
+  toolUseId: string;
+  content: ResultContent[];
+  isError?: boolean;
+  /** The subscription's last event. */
+  final?: boolean;
+  /**
+   * Associative: appended to the subscribing thread's own history. Otherwise threaded: handled by
+   * an ephemeral child thread, leaving the subscriber's history untouched unless the child reports.
+   */
+  associative?: boolean;
+}
+
+/** A child's report (or its closing notice), shown on the parent's `spawn_thread` call. */
+export interface ReportInput {
+  kind: 'report';
+  spawnCallId: string;
+  childThreadId: string;
+  text: string;
+  /** Structured data for UIs (the CLI attaches the child's diff); not shown to the model. */
+  attachment?: unknown;
+}
+
+/** A message from the parent, shown on the child's own `spawn_thread` call. */
+export interface ParentMessageInput {
+  kind: 'parent_message';
+  text: string;
+}
+
+/** Start compacting the thread's history. */
+export interface CompactionInput {
+  kind: 'compaction';
+}
+
+/** A compaction child finished: its summary is stored; reload history through it. */
+export interface CompactionCompleteInput {
+  kind: 'compaction_complete';
+  childThreadId: string;
+}
+
+export function isDeferrable(body: InputBody): body is DeferrableInput {
+  return body.kind === 'event' || body.kind === 'report' || body.kind === 'parent_message';
 }
 
 export function userText(threadId: string, textValue: string, id: string): InputMessage {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { INTERRUPTED_BY_RESTART } from './dispatch.js';
+import { asyncContext, INTERRUPTED_BY_RESTART } from './dispatch.js';
 import { EventBus, type Observer } from './events.js';
 import type { InputMessage } from './input.js';
 import { toolResult, userText } from './input.js';
@@ -8,6 +8,7 @@ import { runSlice, type SliceDeps } from './slice.js';
 import type { LoadedThread } from './store.js';
 import { sliceDeps, type SystemOptions } from './system-options.js';
 import { ThreadCache } from './thread-cache.js';
+import { TimerScheduler } from './timer-scheduler.js';
 
 export interface LocalSystemOptions extends SystemOptions {
   /** Upper bound of messages kept in the loaded-thread cache (0 disables it). */
@@ -17,8 +18,12 @@ export interface LocalSystemOptions extends SystemOptions {
 /** A thread with work: exists only while inputs are queued or a slice runs. */
 interface Driver {
   queue: InputMessage[];
+  /** Run a slice even with no input (recovering a call interrupted by a crash). */
+  kick: boolean;
   abort: AbortController | null;
 }
+
+const key = (threadId: string, callId: string) => `${threadId}\u0000${callId}`;
 
 /**
  * Local (resident) mode: a router with one driver per busy thread. Slices of a thread run one at
@@ -30,17 +35,29 @@ export class LocalSystem {
   private readonly deps: SliceDeps;
   private readonly drivers = new Map<string, Driver>();
   private readonly cache: ThreadCache;
-  /** Work in flight that isn't a driver: enqueues and tool calls awaiting their result. */
+  private readonly timers: TimerScheduler;
+  /** Work in flight that isn't a driver: enqueues. */
   private inflight = 0;
+  /** Dispatched calls whose result hasn't come back yet. */
   private readonly awaitingResult = new Set<string>();
   private waiters: Array<{ done: () => boolean; resolve: () => void }> = [];
   private closed = false;
 
   constructor(private readonly opts: LocalSystemOptions) {
-    const deps = sliceDeps(opts, this.events, (input) => this.deliverToolResult(input));
+    const now = opts.now ?? Date.now;
+    this.timers = new TimerScheduler(opts.store, now, (inputs) => this.routeDelivered(inputs));
+    const deps = sliceDeps(
+      opts,
+      this.events,
+      (input) => this.deliver(input),
+      (dueAt) => this.timers.arm(dueAt),
+    );
     this.deps = {
       ...deps,
-      dispatch: (thread, call) => this.trackDispatch(thread.id, call.id, () => deps.dispatch(thread, call)),
+      dispatch: async (thread, call) => {
+        this.awaitingResult.add(key(thread.id, call.id));
+        await deps.dispatch(thread, call);
+      },
     };
     this.cache = new ThreadCache(opts.cacheMessages ?? 50_000);
   }
@@ -50,33 +67,43 @@ export class LocalSystem {
   }
 
   /**
-   * Recover after a restart: dispatch calls committed but never dispatched, report calls that were
-   * dispatched and never answered as interrupted, and run every input still queued.
+   * Recover after a restart: dispatch calls committed but never dispatched, re-run synchronous
+   * calls a crash cut short, report calls that died with the process as interrupted, re-arm the
+   * timers, and run every input still queued.
    */
   async start(): Promise<void> {
     const store = this.opts.store;
     const queued = await store.pendingInputs();
-    const answered = new Set(
-      queued.flatMap((i) => (i.body.kind === 'tool_result' ? [`${i.threadId}\u0000${i.body.toolUseId}`] : [])),
-    );
+    const answered = new Set(queued.flatMap((i) => (i.body.kind === 'tool_result' ? [key(i.threadId, i.body.toolUseId)] : [])));
     for (const { threadId, call } of await store.threadsWithPendingCalls()) {
-      if (answered.has(`${threadId}\u0000${call.id}`)) continue;
+      if (answered.has(key(threadId, call.id))) continue;
       const tool = this.deps.tools.get(call.name);
-      if (call.dispatched && tool?.kind === 'async' && tool.survivesRestart) continue;
       if (!call.dispatched) {
-        const thread = await store.loadThread(threadId);
-        if (thread) await this.trackDispatch(threadId, call.id, () => this.deps.dispatch(thread.record, call));
+        if (tool?.kind === 'async') {
+          const thread = await store.loadThread(threadId);
+          if (thread) await this.deps.dispatch(thread.record, call);
+        } else {
+          this.route(threadId, null);
+        }
         continue;
       }
-      const input = toolResult(threadId, call.id, [text(INTERRUPTED_BY_RESTART)], {
-        isError: true,
-        id: `${call.id}:restart`,
-      });
+      // Only calls of in-process async tools die with the process; the others (timers, tool
+      // servers, a child's inherited spawn call) still get their answer.
+      if (tool?.kind !== 'async' || tool.survivesRestart) {
+        if (tool?.kind === 'async') this.awaitingResult.add(key(threadId, call.id));
+        continue;
+      }
+      const input = toolResult(threadId, call.id, [text(INTERRUPTED_BY_RESTART)], { isError: true, id: `${call.id}:restart` });
       this.events.emit({ type: 'tool-interrupted', threadId, callId: call.id, reason: 'restart' });
       queued.push(input);
       await store.enqueue([input]);
     }
-    for (const input of queued) this.route(input);
+    for (const { thread, subscription } of await store.activeSubscriptions()) {
+      const tool = this.deps.tools.get(subscription.name);
+      if (tool?.kind === 'async') tool.resume?.(asyncContext(this.deps, thread, { id: subscription.callId, name: subscription.name, input: subscription.input }));
+    }
+    await this.timers.start();
+    for (const input of queued) this.route(input.threadId, input);
   }
 
   /** Durably enqueue inputs, then route them. Returns which were new (not duplicates). */
@@ -87,8 +114,10 @@ export class LocalSystem {
     try {
       const fresh = await this.opts.store.enqueue(list);
       list.forEach((input, i) => {
-        if (fresh[i]) this.route(input);
-        else this.events.emit({ type: 'input-dropped', threadId: input.threadId, inputId: input.id, reason: 'duplicate' });
+        if (fresh[i]) this.route(input.threadId, input);
+        else {
+          this.events.emit({ type: 'input-dropped', threadId: input.threadId, inputId: input.id, reason: 'duplicate' });
+        }
       });
       return fresh;
     } finally {
@@ -101,6 +130,11 @@ export class LocalSystem {
   async sendUserText(threadId: string, value: string, id: string = randomUUID()): Promise<string> {
     await this.send(userText(threadId, value, id));
     return id;
+  }
+
+  /** Summarise the thread's history now (what `/compact` does). */
+  async compact(threadId: string): Promise<void> {
+    await this.send({ id: `compact:${randomUUID()}`, threadId, body: { kind: 'compaction' } });
   }
 
   /** Stop the thread's running completion, keeping what streamed so far. */
@@ -125,8 +159,14 @@ export class LocalSystem {
     return this.drivers.size;
   }
 
+  /** Calls dispatched and not yet answered (for tests, benchmarks and quiescence). */
+  get runningToolCalls(): number {
+    return this.awaitingResult.size;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    this.timers.stop();
     for (const d of this.drivers.values()) d.abort?.abort();
     // Running tools are not waited for: their calls are dispatched, so the next start reports
     // them as interrupted rather than running them twice.
@@ -135,26 +175,54 @@ export class LocalSystem {
     await this.opts.store.close();
   }
 
-  private route(input: InputMessage): void {
-    const existing = this.drivers.get(input.threadId);
+  /** Where tools, children and timers send inputs: the durable queue, then the router. */
+  private async deliver(input: InputMessage): Promise<void> {
+    try {
+      if (!this.closed) await this.send(input);
+    } finally {
+      if (input.body.kind === 'tool_result') this.settled(input.threadId, input.body.toolUseId);
+    }
+  }
+
+  /** Inputs the store already made durable (fired timers). */
+  private routeDelivered(inputs: InputMessage[]): void {
+    for (const input of inputs) {
+      if (input.body.kind === 'tool_result') this.settled(input.threadId, input.body.toolUseId);
+      this.route(input.threadId, input);
+    }
+  }
+
+  private settled(threadId: string, callId: string): void {
+    if (this.awaitingResult.delete(key(threadId, callId))) this.checkIdle();
+  }
+
+  private route(threadId: string, input: InputMessage | null): void {
+    const existing = this.drivers.get(threadId);
     if (existing) {
-      existing.queue.push(input);
+      if (input) existing.queue.push(input);
+      else existing.kick = true;
       // New user text takes over from a completion that is still streaming.
-      if (input.body.kind === 'user_text') existing.abort?.abort();
+      if (input?.body.kind === 'user_text') existing.abort?.abort();
       return;
     }
-    const driver: Driver = { queue: [input], abort: null };
-    this.drivers.set(input.threadId, driver);
-    void this.drive(input.threadId, driver);
+    const driver: Driver = { queue: input ? [input] : [], kick: input === null, abort: null };
+    this.drivers.set(threadId, driver);
+    void this.drive(threadId, driver);
   }
 
   private async drive(threadId: string, d: Driver): Promise<void> {
     try {
-      while (d.queue.length > 0) {
+      while (d.queue.length > 0 || d.kick) {
         const batch = d.queue;
         d.queue = [];
+        d.kick = false;
         const thread = await this.load(threadId);
-        if (!thread) continue;
+        if (!thread) {
+          for (const input of batch) {
+            this.events.emit({ type: 'input-dropped', threadId, inputId: input.id, reason: 'unknown-thread' });
+          }
+          continue;
+        }
         d.abort = new AbortController();
         try {
           await runSlice(this.deps, thread, batch, { signal: d.abort.signal, deduplicated: true });
@@ -162,6 +230,7 @@ export class LocalSystem {
           d.abort = null;
           this.cache.put(thread);
         }
+        await this.maybeCompact(thread);
       }
     } catch (err) {
       // A store failure: the inputs stay in the durable queue and run again on the next start.
@@ -173,24 +242,17 @@ export class LocalSystem {
     }
   }
 
+  /** Auto-compaction at 75% of the context window (local mode only, as in the reference). */
+  private async maybeCompact(thread: LoadedThread): Promise<void> {
+    const window = this.opts.contextWindow ?? 0;
+    const r = thread.record;
+    if (window <= 0 || r.kind === 'compaction' || r.compacting || r.status === 'closed') return;
+    if (r.contextTokens <= window * 0.75) return;
+    await this.send({ id: `compact:auto:${r.messageCount}`, threadId: r.id, body: { kind: 'compaction' } });
+  }
+
   private async load(threadId: string): Promise<LoadedThread | undefined> {
     return this.cache.take(threadId) ?? (await this.opts.store.loadThread(threadId));
-  }
-
-  private async deliverToolResult(input: InputMessage): Promise<void> {
-    try {
-      if (!this.closed) await this.send(input);
-    } finally {
-      if (input.body.kind === 'tool_result') {
-        this.awaitingResult.delete(`${input.threadId}\u0000${input.body.toolUseId}`);
-        this.checkIdle();
-      }
-    }
-  }
-
-  private async trackDispatch(threadId: string, callId: string, dispatch: () => Promise<void>): Promise<void> {
-    this.awaitingResult.add(`${threadId}\u0000${callId}`);
-    await dispatch();
   }
 
   private isIdle(): boolean {

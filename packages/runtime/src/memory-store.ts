@@ -1,10 +1,24 @@
+import { buildView, type ViewSource, type ViewThread } from './history-view.js';
 import type { InputMessage } from './input.js';
 import { addUsage, ZERO_USAGE, type HistoryMessage } from './messages.js';
-import type { LoadedThread, PendingCall, RuntimeStore, SliceCommit, ThreadRecord } from './store.js';
+import type {
+  CompactionSummary,
+  LoadedThread,
+  NewThread,
+  PendingCall,
+  RuntimeStore,
+  SliceCommit,
+  Subscription,
+  ThreadKind,
+  ThreadRecord,
+  Timer,
+} from './store.js';
 
 interface MemThread {
   record: ThreadRecord;
-  history: HistoryMessage[];
+  view: ViewThread;
+  own: HistoryMessage[];
+  summaries: CompactionSummary[];
   processed: Set<string>;
 }
 
@@ -16,11 +30,18 @@ export class MemoryStore implements RuntimeStore {
   private readonly threads = new Map<string, MemThread>();
   /** Keyed by thread and input id; a Map keeps arrival order and makes removal O(1). */
   private readonly queue = new Map<string, InputMessage>();
+  private timers: Timer[] = [];
+  private readonly source: ViewSource = {
+    thread: (id) => this.threads.get(id)?.view,
+    ownMessages: (id) => this.threads.get(id)?.own ?? [],
+    summaries: (id) => this.threads.get(id)?.summaries ?? [],
+  };
 
   async loadThread(threadId: string): Promise<LoadedThread | undefined> {
     const t = this.threads.get(threadId);
     if (!t) return undefined;
-    return { record: cloneRecord(t.record), history: t.history.slice() };
+    const view = buildView(this.source, threadId);
+    return { record: cloneRecord(t.record), ...view };
   }
 
   async threadExists(threadId: string): Promise<boolean> {
@@ -29,6 +50,40 @@ export class MemoryStore implements RuntimeStore {
 
   async ensureRootThread(threadId: string): Promise<void> {
     this.ensureRoot(threadId);
+  }
+
+  async createThread(spec: NewThread): Promise<void> {
+    if (this.threads.has(spec.id)) return;
+    const parent = this.threads.get(spec.parentId);
+    if (!parent) throw new Error(`parent thread ${spec.parentId} does not exist`);
+    const record = newRecord(spec.id, [...parent.record.stack, spec.id], spec.kind);
+    record.parentId = spec.parentId;
+    record.spawnCallId = spec.spawnCallId;
+    record.cutoff = spec.cutoff;
+    record.pendingCall = spec.pendingCall ? { ...spec.pendingCall } : null;
+    record.messageCount = spec.seed.length;
+    this.threads.set(spec.id, {
+      record,
+      view: { parentId: spec.parentId, cutoff: spec.cutoff, parentSummaries: parent.summaries.length },
+      own: spec.seed.slice(),
+      summaries: [],
+      processed: new Set(),
+    });
+  }
+
+  async saveSummary(threadId: string, summary: CompactionSummary): Promise<void> {
+    this.threads.get(threadId)?.summaries.push({ ...summary });
+  }
+
+  async closeThread(threadId: string): Promise<void> {
+    const t = this.threads.get(threadId);
+    if (t) t.record.status = 'closed';
+  }
+
+  async countOpenThreads(rootId: string): Promise<number> {
+    let n = 0;
+    for (const t of this.threads.values()) if (t.record.stack[0] === rootId && t.record.status === 'open') n++;
+    return n;
   }
 
   async processedIds(threadId: string, ids: readonly string[]): Promise<Set<string>> {
@@ -47,9 +102,36 @@ export class MemoryStore implements RuntimeStore {
   async threadsWithPendingCalls(): Promise<Array<{ threadId: string; call: PendingCall }>> {
     const out: Array<{ threadId: string; call: PendingCall }> = [];
     for (const [threadId, t] of this.threads) {
-      if (t.record.pendingCall) out.push({ threadId, call: { ...t.record.pendingCall } });
+      if (t.record.pendingCall && t.record.status === 'open') out.push({ threadId, call: { ...t.record.pendingCall } });
     }
     return out;
+  }
+
+  async activeSubscriptions(): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>> {
+    const out: Array<{ thread: ThreadRecord; subscription: Subscription }> = [];
+    for (const t of this.threads.values()) {
+      if (t.record.status !== 'open') continue;
+      for (const sub of t.record.subscriptions) out.push({ thread: cloneRecord(t.record), subscription: { ...sub } });
+    }
+    return out;
+  }
+
+  async addTimer(timer: Timer): Promise<void> {
+    this.timers = this.timers.filter((t) => !(t.threadId === timer.threadId && t.callId === timer.callId));
+    this.timers.push({ ...timer });
+    this.timers.sort((a, b) => a.dueAt - b.dueAt);
+  }
+
+  async nextTimer(): Promise<Timer | undefined> {
+    return this.timers[0] ? { ...this.timers[0] } : undefined;
+  }
+
+  async fireTimers(now: number, result: (t: Timer) => InputMessage): Promise<InputMessage[]> {
+    const due = this.timers.filter((t) => t.dueAt <= now);
+    this.timers = this.timers.filter((t) => t.dueAt > now);
+    const inputs = due.map(result);
+    const fresh = await this.enqueue(inputs);
+    return inputs.filter((_, i) => fresh[i]);
   }
 
   async enqueue(inputs: readonly InputMessage[]): Promise<boolean[]> {
@@ -70,15 +152,23 @@ export class MemoryStore implements RuntimeStore {
     return [...this.queue.values()];
   }
 
+  async pendingInputsFor(threadId: string): Promise<InputMessage[]> {
+    return [...this.queue.values()].filter((i) => i.threadId === threadId);
+  }
+
   async commit(c: SliceCommit): Promise<void> {
     const t = this.threads.get(c.threadId) ?? this.ensureRoot(c.threadId);
-    for (const m of c.append) t.history.push(m);
+    if (c.enqueue.length > 0) await this.enqueue(c.enqueue);
+    for (const m of c.append) t.own.push(m);
     t.record.messageCount += c.append.length;
     for (const id of c.consumed) {
       t.processed.add(id);
       this.queue.delete(queueKey(c.threadId, id));
     }
     t.record.pendingCall = c.pendingCall ? { ...c.pendingCall } : null;
+    t.record.subscriptions = c.subscriptions.map((s) => ({ ...s }));
+    t.record.hasDeferred = c.hasDeferred;
+    t.record.compacting = c.compacting;
     t.record.completions += c.completions;
     t.record.usage = addUsage(t.record.usage, c.usage);
     t.record.contextTokens = c.contextTokens;
@@ -89,7 +179,13 @@ export class MemoryStore implements RuntimeStore {
   private ensureRoot(threadId: string): MemThread {
     let t = this.threads.get(threadId);
     if (!t) {
-      t = { record: newRecord(threadId, [threadId]), history: [], processed: new Set() };
+      t = {
+        record: newRecord(threadId, [threadId], 'root'),
+        view: { parentId: null, cutoff: 0, parentSummaries: 0 },
+        own: [],
+        summaries: [],
+        processed: new Set(),
+      };
       this.threads.set(threadId, t);
     }
     return t;
@@ -100,11 +196,18 @@ function queueKey(threadId: string, inputId: string): string {
   return `${threadId}\u0000${inputId}`;
 }
 
-export function newRecord(id: string, stack: string[]): ThreadRecord {
+export function newRecord(id: string, stack: string[], kind: ThreadKind): ThreadRecord {
   return {
     id,
     stack,
+    kind,
+    parentId: null,
+    spawnCallId: null,
+    cutoff: 0,
     status: 'open',
+    subscriptions: [],
+    hasDeferred: false,
+    compacting: false,
     pendingCall: null,
     completions: 0,
     usage: { ...ZERO_USAGE },
@@ -117,6 +220,7 @@ function cloneRecord(r: ThreadRecord): ThreadRecord {
   return {
     ...r,
     stack: r.stack.slice(),
+    subscriptions: r.subscriptions.map((s) => ({ ...s })),
     pendingCall: r.pendingCall ? { ...r.pendingCall } : null,
     usage: { ...r.usage },
   };

@@ -234,7 +234,7 @@ describe.each(combos)('runtime in %s mode with the %s store', (mode, storeKind) 
   it('bounds loops of synchronous calls within one slice', async () => {
     const h = makeHarness(mode, storeKind, {
       brain: () => ({ toolCall: { name: 'missing', input: {} } }),
-      system: { maxCompletionsPerSlice: 4 },
+      system: { limits: { maxCompletionsPerSlice: 4 } },
     });
     await h.send(userText('t1', 'loop', 'u1'));
     await h.settle();

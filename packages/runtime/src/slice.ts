@@ -1,28 +1,23 @@
 import { runCompletion, type RetryPolicy } from './completion.js';
 import { ModelError } from './errors.js';
 import type { EventBus, SliceOutcome } from './events.js';
-import { asResultContent, toolResultMessage, toRequestMessages } from './history.js';
+import { buildReplyTurn, Turn } from './turn.js';
+import { toRequestMessages } from './history.js';
 import type { InputMessage } from './input.js';
-import type { ContentBlock, HistoryMessage, Usage } from './messages.js';
-import { addUsage, text, ZERO_USAGE } from './messages.js';
-import { prepareInputs } from './prepare.js';
+import { Preparer } from './prepare.js';
 import type { ModelProvider } from './provider.js';
-import type { LoadedThread, PendingCall, RuntimeStore, ThreadRecord } from './store.js';
-import type { ToolOutput } from './tool.js';
-import type { ToolRegistry } from './tool-registry.js';
+import type { RuntimeServices } from './services.js';
+import type { LoadedThread, PendingCall, ThreadRecord } from './store.js';
+import { finishEphemeral, spawnCompactionThread, spawnEventThread } from './thread-lifecycle.js';
+import type { ToolOutput, SyncTool } from './tool.js';
 
 /** What a slice needs; the same for local and step mode. */
-export interface SliceDeps {
-  store: RuntimeStore;
+export interface SliceDeps extends RuntimeServices {
   provider: ModelProvider;
-  tools: ToolRegistry;
-  bus: EventBus;
   model(thread: ThreadRecord): string;
   systemPrompt(thread: ThreadRecord): string;
   retry: RetryPolicy;
   maxTokens: number;
-  /** Bounds loops of synchronous tools and error corrections inside one slice. */
-  maxCompletionsPerSlice: number;
   /** Hands a committed async call to its tool (after marking it dispatched). */
   dispatch(thread: ThreadRecord, call: PendingCall): Promise<void>;
 }
@@ -45,66 +40,88 @@ export async function runSlice(
   opts: SliceOptions,
 ): Promise<SliceOutcome> {
   const { bus, store } = deps;
-  const threadId = thread.record.id;
+  const record = thread.record;
+  const threadId = record.id;
   bus.emit({ type: 'slice-started', threadId, inputs: inputs.length });
 
-  // A call committed but never dispatched (crash between commit and dispatch) goes out first,
-  // with its original id.
-  const carried = thread.record.pendingCall;
-  if (carried && !carried.dispatched) await deps.dispatch(thread.record, carried);
-
-  const processed = opts.deduplicated
-    ? new Set<string>()
-    : await store.processedIds(threadId, inputs.map((i) => i.id));
-  const prep = prepareInputs(thread.record.pendingCall, inputs, processed);
-  for (const d of prep.dropped) {
-    bus.emit({ type: 'input-dropped', threadId, inputId: d.input.id, reason: d.reason });
-  }
-  for (const input of prep.accepted) {
-    if (input.body.kind === 'tool_result') {
-      bus.emit({
-        type: 'tool-result',
-        threadId,
-        toolUseId: input.body.toolUseId,
-        content: input.body.content,
-        isError: input.body.isError === true,
-      });
-    } else {
-      bus.emit({ type: 'input-accepted', threadId, input });
-    }
-  }
-  for (const call of prep.interrupted) {
-    const tool = deps.tools.get(call.name);
-    if (tool?.kind === 'async') {
-      tool.cancel?.({ threadId, threadStack: thread.record.stack, call });
-    }
-    bus.emit({ type: 'tool-interrupted', threadId, callId: call.id, reason: 'user' });
+  // A call committed but never dispatched (a crash between commit and dispatch) goes out first,
+  // with its original id. A synchronous one is re-run below (built-ins are idempotent by call id).
+  const carried = record.pendingCall;
+  if (carried && !carried.dispatched && deps.tools.get(carried.name)?.kind === 'async') {
+    await deps.dispatch(record, carried);
   }
 
-  const tx = new Turn(store, thread, prep.append, prep.consumed, prep.pendingCall);
-  if (!prep.actionable) {
+  const processed = opts.deduplicated ? new Set<string>() : await store.processedIds(threadId, inputs.map((i) => i.id));
+  const prep = new Preparer({
+    record,
+    history: thread.history,
+    isPassive: (name) => deps.tools.isPassive(name),
+    processed,
+  }).add(inputs);
+  if (record.hasDeferred && !prep.activeCallPending) {
+    // Inputs that waited behind the call just settled follow it, in arrival order.
+    const batch = new Set(inputs.map((i) => i.id));
+    prep.add((await store.pendingInputsFor(threadId)).filter((i) => !batch.has(i.id)));
+  }
+  prep.finish();
+  announce(deps, thread, prep);
+
+  const tx = new Turn(store, thread, prep);
+  // Inputs from outside the durable queue (step mode) must be stored before they may wait.
+  if (!opts.deduplicated) tx.enqueue.push(...prep.deferred);
+
+  // Spawns happen before the commit that consumes their inputs: a crash in between replays the
+  // input, and the derived child ids make the replay a no-op.
+  for (const t of prep.threaded) await spawnEventThread(deps, thread, t.input, t.event, t.sub);
+  if (prep.compaction && !record.compacting && record.kind !== 'compaction') {
+    const childId = await spawnCompactionThread(deps, thread, prep.consumed.join(','));
+    tx.compacting = true;
+    bus.emit({ type: 'compaction-started', threadId, childId });
+  }
+  if (prep.compactionComplete.length > 0) tx.compacting = false;
+
+  let actionable = prep.actionable;
+  if (carried && !carried.dispatched) {
+    const tool = deps.tools.get(carried.name);
+    if (tool?.kind === 'sync') {
+      tx.pendingCall = null;
+      await runSync(deps, thread, tx, tool, carried);
+      actionable = true;
+    }
+  }
+
+  if (!actionable) {
     if (tx.dirty) await tx.commit(bus);
-    return finish(bus, thread, tx, 'skipped');
+    if (prep.compactionComplete.length > 0) await reloadView(deps, thread);
+    return finish(deps, thread, tx, 'skipped');
   }
 
-  let asyncCall: PendingCall | null = null;
-  let outcome: SliceOutcome = 'completed';
-  const tools = deps.tools.definitions();
+  const outcome = await converse(deps, thread, tx, opts.signal);
+  await tx.commit(bus);
+  if (prep.compactionComplete.length > 0) await reloadView(deps, thread);
+  // Dispatch strictly after the commit: a crash before this line leaves an undispatched call that
+  // the next start dispatches, a crash after it leaves a dispatched one that is never re-run.
+  if (outcome === 'awaiting-tool' && record.pendingCall) await deps.dispatch(record, record.pendingCall);
+  if (outcome === 'completed') await finishEphemeral(deps, thread);
+  return finish(deps, thread, tx, outcome);
+}
+
+/** Step 4-5: completions, looping through synchronous tools, until a reply, an async call or a stop. */
+async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal: AbortSignal): Promise<SliceOutcome> {
+  const { bus } = deps;
+  const record = thread.record;
+  const threadId = record.id;
+  const tools = deps.tools.definitions(record);
   for (;;) {
-    if (tx.completions >= deps.maxCompletionsPerSlice) {
-      bus.emit({
-        type: 'error',
-        threadId,
-        kind: 'budget',
-        message: `Stopped after ${tx.completions} model calls in one step; send a message to continue.`,
-      });
-      outcome = 'failed';
-      break;
+    const budget = budgetExceeded(deps, record, tx);
+    if (budget) {
+      bus.emit({ type: 'error', threadId, kind: 'budget', message: budget });
+      return 'failed';
     }
-    const model = deps.model(thread.record);
+    const model = deps.model(record);
     const request = {
       model,
-      system: deps.systemPrompt(thread.record),
+      system: deps.systemPrompt(record),
       messages: toRequestMessages(tx.view()),
       tools,
       maxTokens: deps.maxTokens,
@@ -112,36 +129,25 @@ export async function runSlice(
     bus.emit({ type: 'completion-started', threadId, model });
     let result;
     try {
-      result = await runCompletion(deps.provider, request, deps.retry, opts.signal, {
+      result = await runCompletion(deps.provider, request, deps.retry, signal, {
         onText: (delta) => bus.emit({ type: 'text-delta', threadId, text: delta }),
         onRetry: ({ attempt, delayMs, error }) =>
-          bus.emit({
-            type: 'completion-retry',
-            threadId,
-            attempt,
-            delayMs,
-            kind: error.kind,
-            message: error.message,
-          }),
+          bus.emit({ type: 'completion-retry', threadId, attempt, delayMs, kind: error.kind, message: error.message }),
       });
     } catch (err) {
       const e = err instanceof ModelError ? err : new ModelError('other', String(err));
       bus.emit({ type: 'error', threadId, kind: e.kind, message: e.message });
-      outcome = 'failed';
-      break;
+      return 'failed';
     }
     tx.recordCompletion(result.usage);
     if (result.cancelled) {
-      if (result.text) tx.push({ role: 'assistant', content: [text(result.text)] });
-      outcome = 'interrupted';
-      break;
+      if (result.text) tx.push(buildReplyTurn(result.text));
+      return 'interrupted';
     }
-    const content: ContentBlock[] = [];
-    if (result.text) content.push(text(result.text));
     const call = result.toolCall;
-    if (call) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
-    if (content.length > 0) tx.push({ role: 'assistant', content });
-    if (!call) break;
+    const reply = buildReplyTurn(result.text, call);
+    if (reply.content.length > 0) tx.push(reply);
+    if (!call) return 'completed';
 
     const resolution = deps.tools.resolve(call);
     const tool = resolution.kind === 'error' ? undefined : resolution.tool;
@@ -157,38 +163,92 @@ export async function runSlice(
       tx.pushResult(bus, call.id, { content: resolution.message, isError: true });
       continue;
     }
-    if (resolution.kind === 'sync') {
-      // Synchronous tools may read the store (spawning a thread inherits history up to this
-      // call), so what came before them is committed first.
-      await tx.commit(bus);
-      let output: ToolOutput;
-      try {
-        output = await resolution.tool.execute(resolution.input, {
-          threadId,
-          threadStack: thread.record.stack,
-          call: { id: call.id, name: call.name, input: resolution.input },
-        });
-      } catch (err) {
-        output = { content: `Error: ${(err as Error).message ?? String(err)}`, isError: true };
-      }
-      tx.pushResult(bus, call.id, output);
-      continue;
+    const pending: PendingCall = { id: call.id, name: call.name, input: resolution.input, dispatched: false };
+    if (resolution.kind === 'async') {
+      tx.pendingCall = pending;
+      return 'awaiting-tool';
     }
-    asyncCall = { id: call.id, name: call.name, input: resolution.input, dispatched: false };
-    tx.pendingCall = asyncCall;
-    outcome = 'awaiting-tool';
-    break;
+    const stop = await runSync(deps, thread, tx, resolution.tool, pending);
+    if (stop) return 'completed';
   }
-
-  await tx.commit(bus);
-  // Dispatch strictly after the commit: a crash before this line leaves an undispatched call that
-  // the next start dispatches, a crash after it leaves a dispatched one that is never re-run.
-  if (asyncCall) await deps.dispatch(thread.record, asyncCall);
-  return finish(bus, thread, tx, outcome);
 }
 
-function finish(bus: EventBus, thread: LoadedThread, tx: Turn, outcome: SliceOutcome): SliceOutcome {
-  bus.emit({
+/**
+ * A synchronous call: committed first (spawning inherits history up to this call, and a crash
+ * mid-call leaves a pending call that the next start re-runs), then executed inline.
+ */
+async function runSync(deps: SliceDeps, thread: LoadedThread, tx: Turn, tool: SyncTool, call: PendingCall): Promise<boolean> {
+  tx.pendingCall = call;
+  await tx.commit(deps.bus);
+  let output: ToolOutput;
+  try {
+    output = await tool.execute(call.input, {
+      threadId: thread.record.id,
+      threadStack: thread.record.stack,
+      call: { id: call.id, name: call.name, input: call.input },
+      thread: thread.record,
+    });
+  } catch (err) {
+    output = { content: `Error: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+  }
+  tx.pendingCall = null;
+  if (output.unsubscribe) tx.subscriptions = tx.subscriptions.filter((s) => !output.unsubscribe!.includes(s.callId));
+  tx.pushResult(deps.bus, call.id, output);
+  return output.stop === true;
+}
+
+function budgetExceeded(deps: SliceDeps, record: ThreadRecord, tx: Turn): string | null {
+  if (tx.sliceCompletions >= deps.limits.maxCompletionsPerSlice) {
+    return `Stopped after ${tx.sliceCompletions} model calls in one step; send a message to continue.`;
+  }
+  if (record.completions + tx.completions >= deps.limits.maxCompletionsPerThread) {
+    return (
+      `Thread ${record.id} reached its budget of ${deps.limits.maxCompletionsPerThread} model calls; ` +
+      'raise the limit to let it continue.'
+    );
+  }
+  return null;
+}
+
+/** Tell observers what preparation did, and tell tools whose calls were interrupted. */
+function announce(deps: SliceDeps, thread: LoadedThread, prep: Preparer): void {
+  const { bus } = deps;
+  const threadId = thread.record.id;
+  for (const d of prep.dropped) bus.emit({ type: 'input-dropped', threadId, inputId: d.input.id, reason: d.reason });
+  if (prep.deferred.length > 0) bus.emit({ type: 'input-deferred', threadId, inputIds: prep.deferred.map((i) => i.id) });
+  for (const input of prep.accepted) {
+    const body = input.body;
+    if (body.kind === 'tool_result') {
+      bus.emit({ type: 'tool-result', threadId, toolUseId: body.toolUseId, content: body.content, isError: body.isError === true });
+    } else if (body.kind === 'user_text') {
+      bus.emit({ type: 'input-accepted', threadId, input });
+    }
+  }
+  for (const inj of prep.injected) bus.emit({ type: 'event-injected', threadId, ...inj });
+  for (const { call, reason } of prep.interrupted) {
+    const tool = deps.tools.get(call.name);
+    if (tool?.kind === 'async') {
+      tool.cancel?.({ threadId, threadStack: thread.record.stack, call, thread: thread.record });
+    }
+    bus.emit({ type: 'tool-interrupted', threadId, callId: call.id, reason });
+  }
+}
+
+/** After a compaction: the stored view now starts with the summary. */
+async function reloadView(deps: SliceDeps, thread: LoadedThread): Promise<void> {
+  const fresh = await deps.store.loadThread(thread.record.id);
+  if (!fresh) return;
+  thread.history = fresh.history;
+  thread.ownOffset = fresh.ownOffset;
+  thread.ownFrom = fresh.ownFrom;
+  // The next completion reports the new size; until then the context counts as empty, so
+  // compaction doesn't trigger again on the old figure.
+  thread.record.contextTokens = 0;
+  deps.bus.emit({ type: 'compaction-applied', threadId: thread.record.id });
+}
+
+async function finish(deps: SliceDeps, thread: LoadedThread, tx: Turn, outcome: SliceOutcome): Promise<SliceOutcome> {
+  deps.bus.emit({
     type: 'slice-finished',
     threadId: thread.record.id,
     outcome,
@@ -197,84 +257,4 @@ function finish(bus: EventBus, thread: LoadedThread, tx: Turn, outcome: SliceOut
     contextTokens: thread.record.contextTokens,
   });
   return outcome;
-}
-
-/** The uncommitted part of a slice, and how it becomes durable. */
-class Turn {
-  private pending: HistoryMessage[];
-  private consumed: string[];
-  private usage: Usage = ZERO_USAGE;
-  completions = 0;
-  sliceCompletions = 0;
-  sliceUsage: Usage = ZERO_USAGE;
-  private contextTokens: number;
-  private callChanged: boolean;
-
-  constructor(
-    private readonly store: RuntimeStore,
-    private readonly thread: LoadedThread,
-    append: HistoryMessage[],
-    consumed: string[],
-    public pendingCall: PendingCall | null,
-  ) {
-    this.pending = append;
-    this.consumed = consumed;
-    this.contextTokens = thread.record.contextTokens;
-    this.callChanged = pendingCall !== thread.record.pendingCall;
-  }
-
-  get dirty(): boolean {
-    return this.pending.length > 0 || this.consumed.length > 0 || this.callChanged;
-  }
-
-  view(): HistoryMessage[] {
-    return this.pending.length === 0 ? this.thread.history : this.thread.history.concat(this.pending);
-  }
-
-  push(m: HistoryMessage): void {
-    this.pending.push(m);
-  }
-
-  pushResult(bus: EventBus, callId: string, output: ToolOutput): void {
-    const content = asResultContent(output.content);
-    const isError = output.isError === true;
-    this.pending.push(toolResultMessage(callId, content, isError));
-    bus.emit({ type: 'tool-result', threadId: this.thread.record.id, toolUseId: callId, content, isError });
-  }
-
-  recordCompletion(u: Usage): void {
-    this.completions++;
-    this.sliceCompletions++;
-    this.usage = addUsage(this.usage, u);
-    this.sliceUsage = addUsage(this.sliceUsage, u);
-    const context = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
-    if (context > 0) this.contextTokens = context;
-  }
-
-  async commit(bus: EventBus): Promise<void> {
-    const append = this.pending;
-    await this.store.commit({
-      threadId: this.thread.record.id,
-      append,
-      consumed: this.consumed,
-      pendingCall: this.pendingCall,
-      completions: this.completions,
-      usage: this.usage,
-      contextTokens: this.contextTokens,
-    });
-    // Mirror the committed state into the caller's copy.
-    const r = this.thread.record;
-    for (const m of append) this.thread.history.push(m);
-    r.messageCount += append.length;
-    r.pendingCall = this.pendingCall;
-    r.completions += this.completions;
-    r.usage = addUsage(r.usage, this.usage);
-    r.contextTokens = this.contextTokens;
-    this.pending = [];
-    this.consumed = [];
-    this.usage = ZERO_USAGE;
-    this.completions = 0;
-    this.callChanged = false;
-    bus.emit({ type: 'turn-committed', threadId: r.id, messages: append.length });
-  }
 }

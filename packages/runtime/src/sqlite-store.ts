@@ -1,34 +1,30 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { InputBody, InputMessage } from './input.js';
-import type { HistoryMessage } from './messages.js';
 import { StoreError } from './errors.js';
 import { GroupCommitter } from './group-commit.js';
-import type { LoadedThread, PendingCall, RuntimeStore, SliceCommit, ThreadRecord } from './store.js';
+import { buildView, type ViewSource } from './history-view.js';
+import type { InputBody, InputMessage } from './input.js';
+import type { HistoryMessage } from './messages.js';
 import { SCHEMA } from './sqlite-schema.js';
+import type {
+  CompactionSummary,
+  LoadedThread,
+  NewThread,
+  PendingCall,
+  RuntimeStore,
+  SliceCommit,
+  Subscription,
+  ThreadKind,
+  ThreadRecord,
+  Timer,
+} from './store.js';
 
-/** Recently used threads' integer id and counters, so writes skip the lookup by uid. */
+/** Recently used threads' integer id and message count, so writes skip the lookup by uid. */
 const KNOWN_LIMIT = 8192;
 interface Known {
   id: number;
   messages: number;
-}
-
-interface ThreadRow {
-  id: number;
-  uid: string;
-  stack: string;
-  status: 'open' | 'closed';
-  message_count: number;
-  pending_call: string | null;
-  dispatched: number;
-  completions: number;
-  in_tok: number;
-  out_tok: number;
-  cache_w: number;
-  cache_r: number;
-  context_tokens: number;
 }
 
 export interface SqliteStoreOptions {
@@ -40,8 +36,9 @@ export interface SqliteStoreOptions {
 export class SqliteStore implements RuntimeStore {
   private readonly db: Database.Database;
   private readonly committer: GroupCommitter;
-  private readonly stmt;
+  private readonly stmt: ReturnType<typeof threadStatements>;
   private readonly known = new Map<string, Known>();
+  private readonly source: ViewSource;
 
   constructor(opts: SqliteStoreOptions) {
     try {
@@ -65,59 +62,33 @@ export class SqliteStore implements RuntimeStore {
     }
     // A failed group is rolled back, so counters cached by its operations may be wrong.
     this.committer = new GroupCommitter(this.db, () => this.known.clear());
-    const db = this.db;
-    this.stmt = {
-      threadByUid: db.prepare<[string], ThreadRow>('SELECT * FROM threads WHERE uid = ?'),
-      threadIdByUid: db.prepare<[string], { id: number; message_count: number }>(
-        'SELECT id, message_count FROM threads WHERE uid = ?',
-      ),
-      insertRoot: db.prepare<[string, string]>(
-        'INSERT OR IGNORE INTO threads (uid, stack) VALUES (?, ?)',
-      ),
-      messages: db
-        .prepare<[number], string>('SELECT data FROM messages WHERE thread = ? ORDER BY id')
-        .pluck(),
-      insertMessage: db.prepare<[number, string]>('INSERT INTO messages (thread, data) VALUES (?, ?)'),
-      enqueue: db.prepare<[number, string, string]>(
-        'INSERT OR IGNORE INTO inputs (thread, input_id, body) VALUES (?, ?, ?)',
-      ),
-      markProcessed: db.prepare<[number, string]>(
-        'INSERT INTO inputs (thread, input_id, body) VALUES (?, ?, NULL) ' +
-          'ON CONFLICT (thread, input_id) DO UPDATE SET body = NULL',
-      ),
-      isProcessed: db
-        .prepare<[number, string], number>(
-          'SELECT 1 FROM inputs WHERE thread = ? AND input_id = ? AND body IS NULL',
-        )
-        .pluck(),
-      pendingInputs: db.prepare<[], { input_id: string; uid: string; body: string }>(
-        'SELECT i.input_id, t.uid, i.body FROM inputs i JOIN threads t ON t.id = i.thread ' +
-          'WHERE i.body IS NOT NULL ORDER BY i.id',
-      ),
-      updateThread: db.prepare(
-        `UPDATE threads SET message_count = @message_count, pending_call = @pending_call,
-           dispatched = @dispatched, completions = completions + @completions,
-           in_tok = in_tok + @in_tok, out_tok = out_tok + @out_tok, cache_w = cache_w + @cache_w,
-           cache_r = cache_r + @cache_r, context_tokens = @context_tokens
-         WHERE id = @id`,
-      ),
-      markDispatched: db.prepare<[number, string]>(
-        "UPDATE threads SET dispatched = 1 WHERE id = ? AND json_extract(pending_call, '$.id') = ?",
-      ),
-      pendingCalls: db.prepare<[], { uid: string; pending_call: string; dispatched: number }>(
-        'SELECT uid, pending_call, dispatched FROM threads WHERE pending_call IS NOT NULL',
-      ),
+    this.stmt = threadStatements(this.db);
+    this.source = {
+      thread: (uid) => {
+        const row = this.stmt.viewInfo.get(uid);
+        return row && { parentId: row.parent_uid, cutoff: row.cutoff, parentSummaries: row.parent_summaries };
+      },
+      ownMessages: (uid) => {
+        const t = this.lookup(uid);
+        return t ? this.ownMessages(t.id) : [];
+      },
+      summaries: (uid) => {
+        const t = this.lookup(uid);
+        return t ? this.stmt.summaries.all(t.id).map((r) => ({ upTo: r.up_to, text: r.text })) : [];
+      },
     };
   }
 
   async loadThread(threadId: string): Promise<LoadedThread | undefined> {
     const row = this.stmt.threadByUid.get(threadId);
     if (!row) return undefined;
-    const rows = this.stmt.messages.all(row.id);
-    const history: HistoryMessage[] = [];
-    for (const data of rows) for (const m of JSON.parse(data) as HistoryMessage[]) history.push(m);
     this.remember(row.uid, { id: row.id, messages: row.message_count });
-    return { record: toRecord(row), history };
+    const record = toRecord(row, this.stmt.uidById);
+    if (row.parent === null && row.summary_count === 0) {
+      // The common case (a root, never compacted) needs none of the view machinery.
+      return { record, history: this.ownMessages(row.id), ownOffset: 0, ownFrom: 0 };
+    }
+    return { record, ...buildView(this.source, threadId) };
   }
 
   async threadExists(threadId: string): Promise<boolean> {
@@ -125,7 +96,50 @@ export class SqliteStore implements RuntimeStore {
   }
 
   async ensureRootThread(threadId: string): Promise<void> {
-    await this.committer.run(() => this.stmt.insertRoot.run(threadId, JSON.stringify([threadId])));
+    await this.committer.run(() => this.lookup(threadId) ?? this.createRoot(threadId));
+  }
+
+  createThread(spec: NewThread): Promise<void> {
+    return this.committer.run(() => {
+      if (this.lookup(spec.id)) return;
+      const parent = this.stmt.threadByUid.get(spec.parentId);
+      if (!parent) throw new StoreError(`parent thread ${spec.parentId} does not exist`);
+      const call = spec.pendingCall;
+      this.stmt.insertChild.run({
+        uid: spec.id,
+        stack: JSON.stringify([...(JSON.parse(parent.stack) as string[]), spec.id]),
+        root: parent.root,
+        kind: spec.kind,
+        parent: parent.id,
+        spawn_call: spec.spawnCallId,
+        cutoff: spec.cutoff,
+        parent_summaries: parent.summary_count,
+        message_count: spec.seed.length,
+        pending_call: call ? JSON.stringify({ id: call.id, name: call.name, input: call.input }) : null,
+        dispatched: call?.dispatched ? 1 : 0,
+      });
+      const t = this.lookup(spec.id)!;
+      if (spec.seed.length > 0) this.stmt.insertMessage.run(t.id, JSON.stringify(spec.seed));
+    });
+  }
+
+  saveSummary(threadId: string, summary: CompactionSummary): Promise<void> {
+    return this.committer.run(() => {
+      const t = this.lookup(threadId);
+      if (!t) return;
+      this.stmt.insertSummary.run(t.id, summary.upTo, summary.text);
+      this.stmt.bumpSummaries.run(t.id);
+    });
+  }
+
+  closeThread(threadId: string): Promise<void> {
+    return this.committer.run(() => {
+      this.stmt.closeThread.run(threadId);
+    });
+  }
+
+  async countOpenThreads(rootId: string): Promise<number> {
+    return this.stmt.countOpen.get(rootId) ?? 0;
   }
 
   async processedIds(threadId: string, ids: readonly string[]): Promise<Set<string>> {
@@ -150,30 +164,55 @@ export class SqliteStore implements RuntimeStore {
     }));
   }
 
+  async activeSubscriptions(): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>> {
+    return this.stmt.withSubscriptions.all().flatMap((row) => {
+      const thread = toRecord(row, this.stmt.uidById);
+      return thread.subscriptions.map((subscription) => ({ thread, subscription }));
+    });
+  }
+
+  addTimer(timer: Timer): Promise<void> {
+    return this.committer.run(() => {
+      const t = this.lookup(timer.threadId);
+      if (t) this.stmt.insertTimer.run(t.id, timer.callId, timer.dueAt);
+    });
+  }
+
+  async nextTimer(): Promise<Timer | undefined> {
+    const r = this.stmt.nextTimer.get();
+    return r && { threadId: r.uid, callId: r.call_id, dueAt: r.due_at };
+  }
+
+  fireTimers(now: number, result: (t: Timer) => InputMessage): Promise<InputMessage[]> {
+    return this.committer.run(() => {
+      const due = this.stmt.dueTimers.all(now);
+      const fired: InputMessage[] = [];
+      for (const r of due) {
+        const input = result({ threadId: r.uid, callId: r.call_id, dueAt: r.due_at });
+        if (this.stmt.enqueue.run(r.thread, input.id, JSON.stringify(input.body)).changes === 1) fired.push(input);
+        this.stmt.deleteTimer.run(r.thread, r.call_id);
+      }
+      return fired;
+    });
+  }
+
   enqueue(inputs: readonly InputMessage[]): Promise<boolean[]> {
-    return this.committer.run(() =>
-      inputs.map((input) => {
-        let t = this.lookup(input.threadId);
-        if (!t) {
-          if (input.body.kind !== 'user_text') return false;
-          t = this.createRoot(input.threadId);
-        }
-        return this.stmt.enqueue.run(t.id, input.id, JSON.stringify(input.body)).changes === 1;
-      }),
-    );
+    return this.committer.run(() => inputs.map((input) => this.enqueueNow(input)));
   }
 
   async pendingInputs(): Promise<InputMessage[]> {
-    return this.stmt.pendingInputs.all().map((r) => ({
-      id: r.input_id,
-      threadId: r.uid,
-      body: JSON.parse(r.body) as InputBody,
-    }));
+    return this.stmt.pendingInputs.all().map(toInput);
+  }
+
+  async pendingInputsFor(threadId: string): Promise<InputMessage[]> {
+    const t = this.lookup(threadId);
+    return t ? this.stmt.pendingInputsFor.all(t.id).map((r) => toInput({ ...r, uid: threadId })) : [];
   }
 
   commit(c: SliceCommit): Promise<void> {
     return this.committer.run(() => {
       const t = this.lookup(c.threadId) ?? this.createRoot(c.threadId);
+      for (const input of c.enqueue) this.enqueueNow(input);
       if (c.append.length > 0) {
         this.stmt.insertMessage.run(t.id, JSON.stringify(c.append));
         t.messages += c.append.length;
@@ -185,6 +224,9 @@ export class SqliteStore implements RuntimeStore {
         message_count: t.messages,
         pending_call: call ? JSON.stringify({ id: call.id, name: call.name, input: call.input }) : null,
         dispatched: call?.dispatched ? 1 : 0,
+        subs: c.subscriptions.length > 0 ? JSON.stringify(c.subscriptions) : null,
+        has_deferred: c.hasDeferred ? 1 : 0,
+        compacting: c.compacting ? 1 : 0,
         completions: c.completions,
         in_tok: c.usage.input_tokens,
         out_tok: c.usage.output_tokens,
@@ -200,6 +242,21 @@ export class SqliteStore implements RuntimeStore {
     if (this.db.open) this.db.close();
   }
 
+  private enqueueNow(input: InputMessage): boolean {
+    let t = this.lookup(input.threadId);
+    if (!t) {
+      if (input.body.kind !== 'user_text') return false;
+      t = this.createRoot(input.threadId);
+    }
+    return this.stmt.enqueue.run(t.id, input.id, JSON.stringify(input.body)).changes === 1;
+  }
+
+  private ownMessages(id: number): HistoryMessage[] {
+    const history: HistoryMessage[] = [];
+    for (const data of this.stmt.messages.all(id)) for (const m of JSON.parse(data) as HistoryMessage[]) history.push(m);
+    return history;
+  }
+
   private lookup(uid: string): Known | undefined {
     const hit = this.known.get(uid);
     if (hit) return hit;
@@ -209,7 +266,7 @@ export class SqliteStore implements RuntimeStore {
   }
 
   private createRoot(uid: string): Known {
-    this.stmt.insertRoot.run(uid, JSON.stringify([uid]));
+    this.stmt.insertRoot.run(uid, JSON.stringify([uid]), uid);
     return this.lookup(uid)!;
   }
 
@@ -221,11 +278,22 @@ export class SqliteStore implements RuntimeStore {
   }
 }
 
-function toRecord(row: ThreadRow): ThreadRecord {
+function toInput(r: { input_id: string; uid: string; body: string }): InputMessage {
+  return { id: r.input_id, threadId: r.uid, body: JSON.parse(r.body) as InputBody };
+}
+
+function toRecord(row: ThreadRow, uidById: { get(id: number): string | undefined }): ThreadRecord {
   return {
     id: row.uid,
     stack: JSON.parse(row.stack) as string[],
+    kind: row.kind as ThreadKind,
+    parentId: row.parent === null ? null : (uidById.get(row.parent) ?? null),
+    spawnCallId: row.spawn_call,
+    cutoff: row.cutoff,
     status: row.status,
+    subscriptions: row.subs ? (JSON.parse(row.subs) as Subscription[]) : [],
+    hasDeferred: row.has_deferred === 1,
+    compacting: row.compacting === 1,
     pendingCall: row.pending_call
       ? { ...(JSON.parse(row.pending_call) as Omit<PendingCall, 'dispatched'>), dispatched: row.dispatched === 1 }
       : null,
@@ -238,5 +306,107 @@ function toRecord(row: ThreadRow): ThreadRecord {
     },
     contextTokens: row.context_tokens,
     messageCount: row.message_count,
+  };
+}
+
+interface ThreadRow {
+  id: number;
+  uid: string;
+  stack: string;
+  kind: string;
+  parent: number | null;
+  spawn_call: string | null;
+  cutoff: number;
+  parent_summaries: number;
+  summary_count: number;
+  status: 'open' | 'closed';
+  message_count: number;
+  pending_call: string | null;
+  dispatched: number;
+  subs: string | null;
+  has_deferred: number;
+  compacting: number;
+  root: string;
+  completions: number;
+  in_tok: number;
+  out_tok: number;
+  cache_w: number;
+  cache_r: number;
+  context_tokens: number;
+}
+
+/** Every statement the SQLite store runs, prepared once per connection. */
+function threadStatements(db: Database.Database) {
+  return {
+    threadByUid: db.prepare<[string], ThreadRow>('SELECT * FROM threads WHERE uid = ?'),
+    threadIdByUid: db.prepare<[string], { id: number; message_count: number }>(
+      'SELECT id, message_count FROM threads WHERE uid = ?',
+    ),
+    uidById: db.prepare<[number], string>('SELECT uid FROM threads WHERE id = ?').pluck(),
+    viewInfo: db.prepare<[string], { parent_uid: string | null; cutoff: number; parent_summaries: number }>(
+      'SELECT p.uid AS parent_uid, t.cutoff, t.parent_summaries FROM threads t ' +
+        'LEFT JOIN threads p ON p.id = t.parent WHERE t.uid = ?',
+    ),
+    insertRoot: db.prepare<[string, string, string]>('INSERT OR IGNORE INTO threads (uid, stack, root) VALUES (?, ?, ?)'),
+    insertChild: db.prepare(
+      `INSERT OR IGNORE INTO threads (uid, stack, root, kind, parent, spawn_call, cutoff, parent_summaries,
+         message_count, pending_call, dispatched)
+       VALUES (@uid, @stack, @root, @kind, @parent, @spawn_call, @cutoff, @parent_summaries,
+         @message_count, @pending_call, @dispatched)`,
+    ),
+    closeThread: db.prepare<[string]>("UPDATE threads SET status = 'closed' WHERE uid = ?"),
+    countOpen: db
+      .prepare<[string], number>("SELECT count(*) FROM threads WHERE root = ? AND status = 'open'")
+      .pluck(),
+    messages: db.prepare<[number], string>('SELECT data FROM messages WHERE thread = ? ORDER BY id').pluck(),
+    insertMessage: db.prepare<[number, string]>('INSERT INTO messages (thread, data) VALUES (?, ?)'),
+    summaries: db.prepare<[number], { up_to: number; text: string }>(
+      'SELECT up_to, text FROM summaries WHERE thread = ? ORDER BY id',
+    ),
+    insertSummary: db.prepare<[number, number, string]>('INSERT INTO summaries (thread, up_to, text) VALUES (?, ?, ?)'),
+    bumpSummaries: db.prepare<[number]>('UPDATE threads SET summary_count = summary_count + 1 WHERE id = ?'),
+    enqueue: db.prepare<[number, string, string]>(
+      'INSERT OR IGNORE INTO inputs (thread, input_id, body) VALUES (?, ?, ?)',
+    ),
+    markProcessed: db.prepare<[number, string]>(
+      'INSERT INTO inputs (thread, input_id, body) VALUES (?, ?, NULL) ' +
+        'ON CONFLICT (thread, input_id) DO UPDATE SET body = NULL',
+    ),
+    isProcessed: db
+      .prepare<[number, string], number>('SELECT 1 FROM inputs WHERE thread = ? AND input_id = ? AND body IS NULL')
+      .pluck(),
+    pendingInputs: db.prepare<[], { input_id: string; uid: string; body: string }>(
+      'SELECT i.input_id, t.uid, i.body FROM inputs i JOIN threads t ON t.id = i.thread ' +
+        'WHERE i.body IS NOT NULL ORDER BY i.id',
+    ),
+    pendingInputsFor: db.prepare<[number], { input_id: string; body: string }>(
+      'SELECT input_id, body FROM inputs WHERE thread = ? AND body IS NOT NULL ORDER BY id',
+    ),
+    updateThread: db.prepare(
+      `UPDATE threads SET message_count = @message_count, pending_call = @pending_call,
+         dispatched = @dispatched, subs = @subs, has_deferred = @has_deferred, compacting = @compacting,
+         completions = completions + @completions,
+         in_tok = in_tok + @in_tok, out_tok = out_tok + @out_tok, cache_w = cache_w + @cache_w,
+         cache_r = cache_r + @cache_r, context_tokens = @context_tokens
+       WHERE id = @id`,
+    ),
+    markDispatched: db.prepare<[number, string]>(
+      "UPDATE threads SET dispatched = 1 WHERE id = ? AND json_extract(pending_call, '$.id') = ?",
+    ),
+    withSubscriptions: db.prepare<[], ThreadRow>("SELECT * FROM threads WHERE subs IS NOT NULL AND status = 'open'"),
+    pendingCalls: db.prepare<[], { uid: string; pending_call: string; dispatched: number }>(
+      "SELECT uid, pending_call, dispatched FROM threads WHERE pending_call IS NOT NULL AND status = 'open'",
+    ),
+    insertTimer: db.prepare<[number, string, number]>(
+      'INSERT OR REPLACE INTO timers (thread, call_id, due_at) VALUES (?, ?, ?)',
+    ),
+    nextTimer: db.prepare<[], { uid: string; call_id: string; due_at: number }>(
+      'SELECT t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread ORDER BY x.due_at LIMIT 1',
+    ),
+    dueTimers: db.prepare<[number], { thread: number; uid: string; call_id: string; due_at: number }>(
+      'SELECT x.thread, t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread ' +
+        'WHERE x.due_at <= ? ORDER BY x.due_at',
+    ),
+    deleteTimer: db.prepare<[number, string]>('DELETE FROM timers WHERE thread = ? AND call_id = ?'),
   };
 }

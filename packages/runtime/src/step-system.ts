@@ -2,6 +2,7 @@ import { EventBus, type Observer } from './events.js';
 import type { InputMessage } from './input.js';
 import { runSlice, type SliceDeps } from './slice.js';
 import { sliceDeps, type SystemOptions } from './system-options.js';
+import { timerResult } from './timer-scheduler.js';
 
 export interface StepSystemOptions extends SystemOptions {
   /** The host's queue: tool results produced by dispatched calls are sent here. */
@@ -18,7 +19,8 @@ export class StepSystem {
   private readonly deps: SliceDeps;
 
   constructor(private readonly opts: StepSystemOptions) {
-    this.deps = sliceDeps(opts, this.events, (input) => opts.send(input));
+    // Timers are stored; the host polls `fireTimers` (or schedules a delayed message) instead.
+    this.deps = sliceDeps(opts, this.events, (input) => opts.send(input), () => {});
   }
 
   subscribe(observer: Observer): () => void {
@@ -38,6 +40,13 @@ export class StepSystem {
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /** Turns due timers into tool results, sent to the host queue. Returns how many fired. */
+  async fireTimers(now: number = Date.now()): Promise<number> {
+    const fired = await this.opts.store.fireTimers(now, timerResult);
+    for (const input of fired) await this.opts.send(input);
+    return fired.length;
   }
 
   private async stepThread(threadId: string, inputs: InputMessage[]): Promise<void> {

@@ -10,11 +10,56 @@ export interface PendingCall extends ToolCall {
 
 export type ThreadStatus = 'open' | 'closed';
 
+/** Why a thread exists: spawned by the model, to handle one event, or to compact its parent. */
+export type ThreadKind = 'root' | 'child' | 'event' | 'compaction';
+
+export interface Subscription {
+  callId: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface CompactionSummary {
+  /** Own messages [0, upTo) (and everything inherited) are replaced by the summary. */
+  upTo: number;
+  text: string;
+}
+
+export interface NewThread {
+  id: string;
+  parentId: string;
+  kind: Exclude<ThreadKind, 'root'>;
+  /** The parent's call this thread hangs off (spawn call, or the subscription's call). */
+  spawnCallId: string;
+  /** The parent's own messages [0, cutoff) are inherited. */
+  cutoff: number;
+  /** The call the child's first input answers (its inherited spawn call), if any. */
+  pendingCall: PendingCall | null;
+  /** Rows written into the child's own history at creation (event and compaction seeds). */
+  seed: HistoryMessage[];
+}
+
+export interface Timer {
+  threadId: string;
+  callId: string;
+  dueAt: number;
+}
+
 export interface ThreadRecord {
   id: string;
   /** Root first, this thread last. */
   stack: string[];
+  kind: ThreadKind;
+  parentId: string | null;
+  spawnCallId: string | null;
+  /** The parent's own messages [0, cutoff) are inherited (0 for a root). */
+  cutoff: number;
   status: ThreadStatus;
+  subscriptions: Subscription[];
+  /** Inputs wait in the durable queue until the pending call settles. */
+  hasDeferred: boolean;
+  /** A compaction child is summarising this thread. */
+  compacting: boolean;
   pendingCall: PendingCall | null;
   /** Completions run by this thread (for budgets and displays). */
   completions: number;
@@ -27,8 +72,11 @@ export interface ThreadRecord {
 
 export interface LoadedThread {
   record: ThreadRecord;
-  /** Everything the model sees, inherited prefix included. Never mutated by readers. */
+  /** Everything the model sees, inherited prefix (or summary) included. */
   history: HistoryMessage[];
+  /** history[ownOffset] is the thread's own message number `ownFrom` (later ones follow). */
+  ownOffset: number;
+  ownFrom: number;
 }
 
 /** Conversation history: append-only turns per thread. */
@@ -37,6 +85,13 @@ export interface ConversationStore {
   threadExists(threadId: string): Promise<boolean>;
   /** Creates a root thread if it doesn't exist yet. */
   ensureRootThread(threadId: string): Promise<void>;
+  /** Creates a child thread (no-op if the id exists: spawning is idempotent by id). */
+  createThread(spec: NewThread): Promise<void>;
+  /** Store a summary for the thread; later loads substitute it. */
+  saveSummary(threadId: string, summary: CompactionSummary): Promise<void>;
+  closeThread(threadId: string): Promise<void>;
+  /** Open threads under the same root (budgets). */
+  countOpenThreads(rootId: string): Promise<number>;
 }
 
 /** Processed input ids and per-thread state. */
@@ -46,6 +101,16 @@ export interface StateStore {
   markDispatched(threadId: string, callId: string): Promise<void>;
   /** Threads waiting on a call: for recovery after a restart. */
   threadsWithPendingCalls(): Promise<Array<{ threadId: string; call: PendingCall }>>;
+  /** Active subscriptions of open threads: for resuming them after a restart. */
+  activeSubscriptions(): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>>;
+  addTimer(timer: Timer): Promise<void>;
+  /** The earliest timer, if any (one scheduler polls it; no timer per thread). */
+  nextTimer(): Promise<Timer | undefined>;
+  /**
+   * Atomically turns every timer due at `now` into a queued tool result for its call and removes
+   * it. Returns the inputs enqueued.
+   */
+  fireTimers(now: number, result: (t: Timer) => InputMessage): Promise<InputMessage[]>;
 }
 
 /** The durable input queue: what was enqueued survives a crash until a slice consumes it. */
@@ -58,6 +123,8 @@ export interface InputQueue {
   enqueue(inputs: readonly InputMessage[]): Promise<boolean[]>;
   /** Every input enqueued and not yet consumed, in arrival order. */
   pendingInputs(): Promise<InputMessage[]>;
+  /** One thread's unconsumed inputs, in arrival order (deferred ones included). */
+  pendingInputsFor(threadId: string): Promise<InputMessage[]>;
 }
 
 /** Everything one slice (or one step of it) makes durable, in one transaction. */
@@ -67,6 +134,11 @@ export interface SliceCommit {
   /** Input ids consumed by this slice: marked processed and removed from the queue. */
   consumed: string[];
   pendingCall: PendingCall | null;
+  subscriptions: Subscription[];
+  hasDeferred: boolean;
+  compacting: boolean;
+  /** Durably queue these (deferred inputs that came from outside the queue, in step mode). */
+  enqueue: InputMessage[];
   /** Completions run since the last commit (added to the thread's count). */
   completions: number;
   /** Usage since the last commit (added to the thread's total). */

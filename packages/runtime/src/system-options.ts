@@ -1,8 +1,10 @@
+import { builtinTools } from './builtin-tools.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './completion.js';
 import { dispatchCall } from './dispatch.js';
-import { EventBus } from './events.js';
+import type { EventBus } from './events.js';
 import type { InputMessage } from './input.js';
 import type { ModelProvider } from './provider.js';
+import type { Limits } from './services.js';
 import type { SliceDeps } from './slice.js';
 import type { RuntimeStore, ThreadRecord } from './store.js';
 import { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
@@ -13,6 +15,7 @@ import { ToolRegistry } from './tool-registry.js';
 export interface SystemOptions {
   store: RuntimeStore;
   provider: ModelProvider;
+  /** Tools besides the runtime's built-ins (spawn_thread, sleep, ...). */
   tools?: readonly Tool[];
   /** A model id, or a function picking one per thread and round. */
   model: string | ((thread: ThreadRecord) => string);
@@ -20,29 +23,47 @@ export interface SystemOptions {
   systemPrompt?: string | ((thread: ThreadRecord) => string);
   retry?: Partial<RetryPolicy>;
   maxTokens?: number;
-  maxCompletionsPerSlice?: number;
+  limits?: Partial<Limits>;
+  /** The model's context window in tokens; compaction starts at 75% of it (0: never). */
+  contextWindow?: number;
+  /** Data attached to a child's reports, for UIs (the CLI attaches the child's diff). */
+  attachReport?: (thread: ThreadRecord) => Promise<unknown>;
+  /** The clock (tests move it). */
+  now?: () => number;
 }
 
-/** Builds the slice dependencies both modes share; `deliver` is what differs between them. */
+export const DEFAULT_LIMITS: Limits = {
+  maxLiveThreads: 64,
+  maxCompletionsPerThread: 500,
+  maxCompletionsPerSlice: 50,
+};
+
+/** Builds the slice dependencies both modes share; `deliver` and timers are what differ. */
 export function sliceDeps(
   opts: SystemOptions,
   bus: EventBus,
   deliver: (input: InputMessage) => Promise<unknown>,
+  timerAdded: (dueAt: number) => void,
 ): SliceDeps {
-  const tools = new ToolRegistry(opts.tools ?? []);
   const model = opts.model;
   const prompt = opts.systemPrompt ?? DEFAULT_BASE_PROMPT;
-  const deps: SliceDeps = {
+  // Built-in tools need the registry that contains them; it's filled in right below.
+  const deps = {
     store: opts.store,
-    provider: opts.provider,
-    tools,
     bus,
+    limits: { ...DEFAULT_LIMITS, ...opts.limits },
+    deliver,
+    timerAdded,
+    now: opts.now ?? Date.now,
+    provider: opts.provider,
     model: typeof model === 'string' ? () => model : model,
-    systemPrompt: typeof prompt === 'string' ? (t) => buildSystemPrompt(prompt, t) : prompt,
+    systemPrompt: typeof prompt === 'string' ? (t: ThreadRecord) => buildSystemPrompt(prompt, t) : prompt,
     retry: { ...DEFAULT_RETRY, ...opts.retry },
     maxTokens: opts.maxTokens ?? 8192,
-    maxCompletionsPerSlice: opts.maxCompletionsPerSlice ?? 50,
-    dispatch: (thread, call) => dispatchCall({ store: opts.store, tools, bus, deliver }, thread, call),
-  };
-  return deps;
+    ...(opts.attachReport ? { attachReport: opts.attachReport } : {}),
+  } as Omit<SliceDeps, 'tools' | 'dispatch'> & Partial<Pick<SliceDeps, 'tools' | 'dispatch'>>;
+  const tools = new ToolRegistry([...builtinTools(deps as SliceDeps), ...(opts.tools ?? [])]);
+  deps.tools = tools;
+  deps.dispatch = (thread, call) => dispatchCall({ store: opts.store, tools, bus, deliver }, thread, call);
+  return deps as SliceDeps;
 }

@@ -17,7 +17,8 @@ export type Resolution =
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
-  private readonly defs: ToolDefinition[];
+  private readonly rootDefs: ToolDefinition[];
+  private readonly childDefs: ToolDefinition[];
 
   constructor(tools: readonly Tool[]) {
     const ajv = new Ajv({ allErrors: true, strict: false });
@@ -28,11 +29,19 @@ export class ToolRegistry {
       if (this.tools.has(tool.name)) throw new Error(`Two tools are named ${tool.name}`);
       this.tools.set(tool.name, { tool, validate: ajv.compile(tool.input_schema) });
     }
-    this.defs = tools.map(toolDefinition);
+    // Built once: a slice must not allocate the tool list per completion.
+    this.childDefs = tools.map(toolDefinition);
+    this.rootDefs = tools.filter((t) => t.offeredTo !== 'children').map(toolDefinition);
   }
 
-  definitions(): readonly ToolDefinition[] {
-    return this.defs;
+  /** The tools offered to a thread: some only make sense for threads with a parent. */
+  definitions(thread: { parentId: string | null }): readonly ToolDefinition[] {
+    return thread.parentId === null ? this.rootDefs : this.childDefs;
+  }
+
+  isPassive(name: string): boolean {
+    const tool = this.tools.get(name)?.tool;
+    return tool?.kind === 'async' && tool.passive === true;
   }
 
   get(name: string): Tool | undefined {

@@ -1,4 +1,5 @@
 import type { ResultContent } from './messages.js';
+import type { ThreadRecord } from './store.js';
 
 export type JsonSchema = {
   type: 'object';
@@ -26,6 +27,10 @@ export interface ToolOutput {
   isError?: boolean;
   /** The call keeps going: events for it follow (DESIGN §2, subscriptions). */
   subscription?: boolean;
+  /** Synchronous tools only: the thread's turn ends with this result (close_thread). */
+  stop?: boolean;
+  /** Synchronous tools only: subscriptions of the thread that end now (cancel_subscription). */
+  unsubscribe?: string[];
 }
 
 /** Identity of the calling thread, given to every tool. */
@@ -34,16 +39,34 @@ export interface ToolContext {
   /** Root first, the calling thread last. */
   readonly threadStack: readonly string[];
   readonly call: ToolCall;
+  /** The calling thread's state when the call was made. */
+  readonly thread: Readonly<ThreadRecord>;
+}
+
+/** One event of a subscription (after a result flagged `subscription`). */
+export interface ToolEvent {
+  content: string | ResultContent[];
+  /** Stable id (dedup key); give one when events may be re-emitted after a restart. */
+  id?: string;
+  isError?: boolean;
+  /** The subscription's last event. */
+  final?: boolean;
+  /** Append to the thread's history (command output); otherwise an ephemeral thread handles it. */
+  associative?: boolean;
 }
 
 /** An async tool answers later through `respond`; the runtime turns that into a queued input. */
 export interface AsyncToolContext extends ToolContext {
   respond(output: ToolOutput): Promise<void>;
+  /** Send an event of the subscription this call started. */
+  emit(event: ToolEvent): Promise<void>;
 }
 
 interface ToolBase extends ToolDefinition {
   /** A short line for UIs, e.g. `$ npm test`. */
   display?(input: Record<string, unknown>): string;
+  /** Offered to every thread (default), or only to threads that have a parent. */
+  offeredTo?: 'all' | 'children';
 }
 
 /** Runs inline inside the slice; the slice loops to another completion with its result. */
@@ -68,6 +91,8 @@ export interface AsyncTool extends ToolBase {
   dispatch(input: Record<string, unknown>, ctx: AsyncToolContext): void | Promise<void>;
   /** Stop a running call (user interrupted it, or it was cancelled). Best effort. */
   cancel?(ctx: ToolContext): void;
+  /** After a restart, pick up a subscription of this tool that is still active. */
+  resume?(ctx: AsyncToolContext): void;
 }
 
 export type Tool = SyncTool | AsyncTool;

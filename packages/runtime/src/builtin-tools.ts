@@ -1,0 +1,193 @@
+import type { RuntimeServices } from './services.js';
+import type { ThreadRecord } from './store.js';
+import { closeThread, spawnChild } from './thread-lifecycle.js';
+import type { AsyncTool, SyncTool, Tool } from './tool.js';
+import { localTimeZone, zonedInstant } from './zoned-time.js';
+
+const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
+  type: 'object' as const,
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+/** The runtime's own tools (DESIGN §2), bound to the system's services. */
+export function builtinTools(s: RuntimeServices): Tool[] {
+  const spawnThread: SyncTool = {
+    kind: 'sync',
+    name: 'spawn_thread',
+    description:
+      'Start a child thread that works in parallel with you on part of the task. It inherits this ' +
+      'conversation up to this call. Say in the instructions exactly what the child must do and what ' +
+      'you will do meanwhile, so the work is not duplicated. Its reports arrive on this call.',
+    input_schema: obj(
+      {
+        instructions: { type: 'string', description: "The child's task, complete and self-contained." },
+        child_of: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'Your own thread stack, root first (see "Thread stack" in the system prompt).',
+        },
+      },
+      ['instructions', 'child_of'],
+    ),
+    display: (input) => `Spawn thread: ${String(input.instructions).split('\n')[0]}`,
+    async execute(input, ctx) {
+      const claimed = JSON.stringify(input.child_of);
+      const actual = JSON.stringify(ctx.threadStack);
+      if (claimed !== actual) {
+        return {
+          isError: true,
+          content:
+            `Error: you are in thread ${ctx.threadId} (stack ${actual}), not ${claimed}. Do NOT spawn ` +
+            "the threads your parent planned; do your own task.",
+        };
+      }
+      const open = await s.store.countOpenThreads(ctx.threadStack[0]!);
+      if (open >= s.limits.maxLiveThreads) {
+        return {
+          isError: true,
+          content:
+            `Error: ${open} threads are already running (the limit is ${s.limits.maxLiveThreads}). Wait ` +
+            'for children to report and close before spawning more.',
+        };
+      }
+      const childId = await spawnChild(s, ctx.thread, ctx.call.id, input);
+      return {
+        content:
+          `Spawned thread ${childId}. It works in parallel; its reports will arrive on this call. ` +
+          "Don't do its task yourself.",
+      };
+    },
+  };
+
+  const reportToParent: SyncTool = {
+    kind: 'sync',
+    name: 'report_to_parent',
+    offeredTo: 'children',
+    description: 'Send a report to your parent thread (it arrives on the call that spawned you).',
+    input_schema: obj({ report: { type: 'string' } }, ['report']),
+    display: () => 'Report to parent',
+    async execute(input, ctx) {
+      const t = ctx.thread;
+      if (t.parentId === null) return { isError: true, content: 'Error: No parent thread found — this is a root thread' };
+      const prefix =
+        t.kind === 'event'
+          ? 'Report from temporary child thread created to process a subscription event:\n'
+          : 'Report from child thread: ';
+      await s.deliver({
+        id: `report:${t.id}:${ctx.call.id}`,
+        threadId: t.parentId,
+        body: {
+          kind: 'report',
+          spawnCallId: t.spawnCallId ?? 'unknown',
+          childThreadId: t.id,
+          text: `${prefix}${String(input.report)}`,
+          ...(s.attachReport ? { attachment: await s.attachReport(t) } : {}),
+        },
+      });
+      return { content: 'Report sent to parent thread.' };
+    },
+  };
+
+  const closeThreadTool: SyncTool = {
+    kind: 'sync',
+    name: 'close_thread',
+    offeredTo: 'children',
+    description: 'End your own thread when its task is done, optionally with a final report to the parent.',
+    input_schema: obj({ thread_id: { type: 'string' }, report_to_parent: { type: 'string' } }, ['thread_id']),
+    display: () => 'Close thread',
+    async execute(input, ctx) {
+      if (ctx.thread.parentId === null) {
+        return { isError: true, content: 'Error: cannot close the root thread. Only child threads can be closed.' };
+      }
+      if (input.thread_id !== ctx.threadId) {
+        return { isError: true, content: `Error: you can only close your own thread (${ctx.threadId}).` };
+      }
+      const report = typeof input.report_to_parent === 'string' ? input.report_to_parent : undefined;
+      // The live record: closing marks it in place, so a cached copy of the thread stays current.
+      await closeThread(s, ctx.thread as ThreadRecord, report);
+      return { content: 'Thread closed.', stop: true };
+    },
+  };
+
+  const sendMessageToChild: SyncTool = {
+    kind: 'sync',
+    name: 'send_message_to_child',
+    description: 'Send a message to one of your direct child threads.',
+    input_schema: obj({ thread_id: { type: 'string' }, message: { type: 'string' } }, ['thread_id', 'message']),
+    display: (input) => `Message to ${String(input.thread_id)}`,
+    async execute(input, ctx) {
+      const childId = String(input.thread_id);
+      const child = await s.store.loadThread(childId);
+      if (!child || child.record.parentId !== ctx.threadId) {
+        return { isError: true, content: `Error: thread ${childId} is not a child of the current thread ${ctx.threadId}` };
+      }
+      if (child.record.status === 'closed') {
+        return { isError: true, content: `Error: thread ${childId} is closed.` };
+      }
+      await s.deliver({
+        id: `msg:${ctx.call.id}`,
+        threadId: childId,
+        body: { kind: 'parent_message', text: `Message from parent thread: ${String(input.message)}` },
+      });
+      return { content: 'Message sent to child thread.' };
+    },
+  };
+
+  const cancelSubscription: SyncTool = {
+    kind: 'sync',
+    name: 'cancel_subscription',
+    description: 'Stop a subscription (e.g. a running command) started by one of your tool calls.',
+    input_schema: obj({ tool_call_id: { type: 'string' } }, ['tool_call_id']),
+    display: (input) => `Cancel ${String(input.tool_call_id)}`,
+    execute(input, ctx) {
+      const id = String(input.tool_call_id);
+      const sub = ctx.thread.subscriptions.find((x) => x.callId === id);
+      if (!sub) return { isError: true, content: `Error: no active subscription found for tool call ID '${id}'` };
+      const tool = s.tools.get(sub.name);
+      if (tool?.kind === 'async') {
+        tool.cancel?.({ threadId: ctx.threadId, threadStack: ctx.threadStack, call: { id, name: sub.name, input: sub.input }, thread: ctx.thread });
+      }
+      return { content: `Subscription '${id}' cancelled successfully.`, unsubscribe: [id] };
+    },
+  };
+
+  const timer = (name: string, description: string, schema: ReturnType<typeof obj>, due: (input: Record<string, unknown>) => number | null): AsyncTool => ({
+    kind: 'async',
+    name,
+    description,
+    input_schema: schema,
+    passive: true,
+    // Wake-ups are stored: a restart neither loses nor repeats them.
+    survivesRestart: true,
+    display: (input) => `${name} ${JSON.stringify(input)}`,
+    async dispatch(input, ctx) {
+      const dueAt = due(input);
+      if (dueAt === null) return;
+      await s.store.addTimer({ threadId: ctx.threadId, callId: ctx.call.id, dueAt });
+      s.timerAdded(dueAt);
+    },
+  });
+
+  const sleep = timer(
+    'sleep',
+    'Wait this many seconds, then continue. New input or events end the wait early.',
+    obj({ seconds: { type: 'number', minimum: 0 }, reason: { type: 'string' } }, ['seconds']),
+    (input) => s.now() + Number(input.seconds) * 1000,
+  );
+  const sleepUntil = timer(
+    'sleep_until',
+    'Wait until a wall-clock date and time (default time zone: this machine\'s). New input or events end the wait early.',
+    obj({ date: { type: 'string', description: 'YYYY-MM-DD' }, time: { type: 'string', description: 'HH:MM or HH:MM:SS' }, timezone: { type: 'string', description: 'IANA name, e.g. Europe/Paris' } }, ['date', 'time']),
+    (input) => zonedInstant(String(input.date), String(input.time), typeof input.timezone === 'string' ? input.timezone : localTimeZone()),
+  );
+  const sleepUntilEvent = timer(
+    'sleep_until_event_or_input',
+    'Wait, using no resources, until an event (from a subscription or a child) or user input arrives.',
+    obj({}),
+    () => null,
+  );
+
+  return [spawnThread, reportToParent, closeThreadTool, sendMessageToChild, cancelSubscription, sleep, sleepUntil, sleepUntilEvent];
+}

@@ -1,0 +1,74 @@
+import type { HistoryMessage } from './messages.js';
+import { text } from './messages.js';
+import type { CompactionSummary } from './store.js';
+
+/** What the view needs to know of a thread; both stores answer it synchronously. */
+export interface ViewThread {
+  parentId: string | null;
+  /** The parent's own messages [0, cutoff) are inherited. */
+  cutoff: number;
+  /** How many summaries the parent had when this thread was spawned. */
+  parentSummaries: number;
+}
+
+export interface ViewSource {
+  thread(id: string): ViewThread | undefined;
+  ownMessages(id: string): HistoryMessage[];
+  summaries(id: string): CompactionSummary[];
+}
+
+export interface View {
+  history: HistoryMessage[];
+  ownOffset: number;
+  ownFrom: number;
+}
+
+export function summaryMessage(summary: string): HistoryMessage {
+  return { role: 'user', content: [text(`[Summary of the conversation so far]\n${summary}`)] };
+}
+
+/**
+ * What a thread's model sees: its own latest summary plus what follows it, or else what it
+ * inherited plus all its own messages. A child inherits its parent's view *as it was when the
+ * child was spawned* (the parent's summaries made later don't apply), cut at the spawn point, so a
+ * child always rebuilds exactly what it inherited; nothing stored is ever deleted.
+ */
+export function buildView(src: ViewSource, threadId: string): View {
+  const own = src.ownMessages(threadId);
+  const latest = src.summaries(threadId).at(-1);
+  if (latest) {
+    return { history: [summaryMessage(latest.text), ...own.slice(latest.upTo)], ownOffset: 1, ownFrom: latest.upTo };
+  }
+  const prefix = inherited(src, threadId);
+  return { history: prefix.concat(own), ownOffset: prefix.length, ownFrom: 0 };
+}
+
+function inherited(src: ViewSource, threadId: string): HistoryMessage[] {
+  const t = src.thread(threadId);
+  if (!t || t.parentId === null) return [];
+  const parentOwn = src.ownMessages(t.parentId).slice(0, t.cutoff);
+  const summary = t.parentSummaries > 0 ? src.summaries(t.parentId)[t.parentSummaries - 1] : undefined;
+  if (summary && summary.upTo <= t.cutoff) {
+    return [summaryMessage(summary.text), ...parentOwn.slice(summary.upTo)];
+  }
+  return inherited(src, t.parentId).concat(parentOwn);
+}
+
+/**
+ * The largest own-message count k such that own[ownFrom..k) leaves no tool call without its
+ * result: where a compaction may cut, or an event child may branch off.
+ */
+export function safePoint(view: View, ownCount: number): number {
+  let open = 0;
+  let safe = view.ownFrom;
+  const pending = new Set<string>();
+  for (let i = view.ownOffset; i < view.history.length; i++) {
+    for (const block of view.history[i]!.content) {
+      if (block.type === 'tool_use') pending.add(block.id);
+      else if (block.type === 'tool_result') pending.delete(block.tool_use_id);
+    }
+    open = pending.size;
+    if (open === 0) safe = view.ownFrom + (i - view.ownOffset) + 1;
+  }
+  return Math.min(safe, ownCount);
+}

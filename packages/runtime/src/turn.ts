@@ -1,0 +1,120 @@
+import type { EventBus } from './events.js';
+import { asResultContent, toolResultMessage } from './history.js';
+import type { InputMessage } from './input.js';
+import type { ContentBlock, HistoryMessage, Usage } from './messages.js';
+import { addUsage, text, ZERO_USAGE } from './messages.js';
+import type { Preparer } from './prepare.js';
+import type { CompletionToolCall } from './completion.js';
+import type { LoadedThread, PendingCall, RuntimeStore, Subscription } from './store.js';
+import type { ToolOutput } from './tool.js';
+
+export function buildReplyTurn(reply: string, call?: CompletionToolCall): HistoryMessage {
+  const content: ContentBlock[] = [];
+  if (reply) content.push(text(reply));
+  if (call) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
+  return { role: 'assistant', content };
+}
+
+/** The uncommitted part of a slice, and how it becomes durable (one transaction per commit). */
+export class Turn {
+  private pending: HistoryMessage[];
+  private consumed: string[];
+  private usage: Usage = ZERO_USAGE;
+  private contextTokens: number;
+  private stateChanged = true;
+  completions = 0;
+  sliceCompletions = 0;
+  sliceUsage: Usage = ZERO_USAGE;
+  pendingCall: PendingCall | null;
+  subscriptions: Subscription[];
+  hasDeferred: boolean;
+  compacting: boolean;
+  readonly enqueue: InputMessage[] = [];
+
+  constructor(
+    private readonly store: RuntimeStore,
+    private readonly thread: LoadedThread,
+    prep: Preparer,
+  ) {
+    const r = thread.record;
+    this.pending = prep.append;
+    this.consumed = prep.consumed;
+    this.pendingCall = prep.pendingCall;
+    this.subscriptions = prep.subscriptions;
+    this.hasDeferred = prep.deferred.length > 0;
+    this.compacting = r.compacting;
+    this.contextTokens = r.contextTokens;
+    this.stateChanged =
+      prep.pendingCall !== r.pendingCall ||
+      prep.subscriptions !== r.subscriptions ||
+      this.hasDeferred !== r.hasDeferred;
+  }
+
+  get dirty(): boolean {
+    return (
+      this.pending.length > 0 ||
+      this.consumed.length > 0 ||
+      this.enqueue.length > 0 ||
+      this.stateChanged ||
+      this.compacting !== this.thread.record.compacting
+    );
+  }
+
+  view(): HistoryMessage[] {
+    return this.pending.length === 0 ? this.thread.history : this.thread.history.concat(this.pending);
+  }
+
+  push(m: HistoryMessage): void {
+    this.pending.push(m);
+  }
+
+  pushResult(bus: EventBus, callId: string, output: ToolOutput): void {
+    const content = asResultContent(output.content);
+    const isError = output.isError === true;
+    this.pending.push(toolResultMessage(callId, content, isError));
+    bus.emit({ type: 'tool-result', threadId: this.thread.record.id, toolUseId: callId, content, isError });
+  }
+
+  recordCompletion(u: Usage): void {
+    this.completions++;
+    this.sliceCompletions++;
+    this.usage = addUsage(this.usage, u);
+    this.sliceUsage = addUsage(this.sliceUsage, u);
+    const context = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
+    if (context > 0) this.contextTokens = context;
+  }
+
+  async commit(bus: EventBus): Promise<void> {
+    const append = this.pending;
+    await this.store.commit({
+      threadId: this.thread.record.id,
+      append,
+      consumed: this.consumed,
+      pendingCall: this.pendingCall,
+      subscriptions: this.subscriptions,
+      hasDeferred: this.hasDeferred,
+      compacting: this.compacting,
+      enqueue: this.enqueue.splice(0),
+      completions: this.completions,
+      usage: this.usage,
+      contextTokens: this.contextTokens,
+    });
+    // Mirror the committed state into the caller's copy.
+    const r = this.thread.record;
+    for (const m of append) this.thread.history.push(m);
+    r.messageCount += append.length;
+    r.pendingCall = this.pendingCall;
+    r.subscriptions = this.subscriptions;
+    r.hasDeferred = this.hasDeferred;
+    r.compacting = this.compacting;
+    r.completions += this.completions;
+    r.usage = addUsage(r.usage, this.usage);
+    r.contextTokens = this.contextTokens;
+    this.pending = [];
+    this.consumed = [];
+    this.usage = ZERO_USAGE;
+    this.completions = 0;
+    this.stateChanged = false;
+    bus.emit({ type: 'turn-committed', threadId: r.id, messages: append.length });
+  }
+}
