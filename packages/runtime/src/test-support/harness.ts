@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RuntimeEvent } from '../events.js';
 import type { InputMessage } from '../input.js';
+import type { HistoryMessage } from '../messages.js';
 import { LocalSystem } from '../local-system.js';
 import { MemoryStore } from '../memory-store.js';
 import { ScriptedProvider, type Brain } from '../scripted-provider.js';
@@ -123,4 +124,30 @@ export function makeHarness(mode: Mode, storeKind: StoreKind, opts: HarnessOptio
 /** Role/kind summary of a history, for readable assertions. */
 export function shape(history: readonly { role: string; content: Array<{ type: string }> }[]): string[] {
   return history.map((m) => `${m.role}:${m.content.map((c) => c.type).join('+')}`);
+}
+
+/** The thread a request is for, read from the system prompt the runtime builds. */
+export function threadOf(r: { system: string }): { id: string; stack: string[] } {
+  const id = /Your current thread ID is (\S+)\./.exec(r.system)?.[1];
+  const stack = /Thread stack: (\[.*\])/.exec(r.system)?.[1];
+  if (!id || !stack) throw new Error('system prompt without thread identity');
+  return { id, stack: JSON.parse(stack) as string[] };
+}
+
+/** Text of the blocks of the last message (tool results flattened). */
+export function lastText(r: { messages: readonly HistoryMessage[] }): string {
+  const last = r.messages[r.messages.length - 1];
+  if (!last) return '';
+  return last.content
+    .map((b) => {
+      if (b.type === 'text') return b.text;
+      if (b.type === 'tool_result') return b.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+      return '';
+    })
+    .join('\n');
+}
+
+/** Every tool_use block of a history, in order. */
+export function toolUses(history: readonly { content: Array<{ type: string }> }[]) {
+  return history.flatMap((m) => m.content).filter((b): b is { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> } => b.type === 'tool_use');
 }

@@ -1,4 +1,4 @@
-import type { AsyncTool, ToolContext } from '../tool.js';
+import type { AsyncTool, AsyncToolContext, ToolContext } from '../tool.js';
 
 /** An async tool that answers on a later tick, like a real background tool. */
 export function echoTool(log: string[] = []): AsyncTool & { log: string[] } {
@@ -34,6 +34,27 @@ export function heldTool(): AsyncTool & {
     },
     cancel(ctx) {
       cancelled.push(ctx);
+    },
+  };
+}
+
+/** A subscription tool: answers "watching" (flagged subscription); the test emits its events. */
+export function watchTool(): AsyncTool & { ctxs: Map<string, AsyncToolContext>; cancelled: string[] } {
+  const ctxs = new Map<string, AsyncToolContext>();
+  const cancelled: string[] = [];
+  return {
+    kind: 'async',
+    name: 'watch',
+    description: 'Watch something; events follow.',
+    input_schema: { type: 'object', properties: { what: { type: 'string' } } },
+    ctxs,
+    cancelled,
+    dispatch(_input, ctx) {
+      ctxs.set(ctx.call.id, ctx);
+      setImmediate(() => void ctx.respond({ content: 'watching', subscription: true }));
+    },
+    cancel(ctx) {
+      cancelled.push(ctx.call.id);
     },
   };
 }
