@@ -1,7 +1,9 @@
 // Agent density: N agents x T turns; each turn = user text, a completion streaming ~1.1 KB in 12
 // chunks plus an async tool call, the tool result back through the queue, a second completion.
 // Agents run in waves; after each wave (all its agents idle) GC is forced and RSS sampled.
-// Env: AGENTS (default 2000), TURNS (20), WAVE (500), STORE (sqlite | memory | both).
+// Env: AGENTS (default 2000), TURNS (20), WAVE (500), STORE (sqlite | memory | both),
+// VARIANT (plain | waiting: after its turns every agent also subscribes to a watch that stays
+// silent and sleeps until the same time tomorrow, and is measured holding both).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +22,13 @@ const TURNS = Number(process.env.TURNS ?? 20);
 const WAVE = Number(process.env.WAVE ?? 500);
 const STORES = (process.env.STORE ?? 'both') === 'both' ? ['sqlite', 'memory'] : [process.env.STORE!];
 const CACHE = process.env.CACHE === undefined ? undefined : Number(process.env.CACHE);
+const WAITING = process.env.VARIANT === 'waiting';
+const TOMORROW = new Date(Date.now() + 86_400_000);
+const SLEEP_UNTIL = {
+  date: TOMORROW.toISOString().slice(0, 10),
+  time: TOMORROW.toISOString().slice(11, 19),
+  timezone: 'UTC',
+};
 
 const CHUNK = 'x'.repeat(93) + ' '; // 12 x 94 = 1,128 characters per completion, as the reference
 const REPLY = CHUNK.repeat(12);
@@ -27,7 +36,12 @@ const TOOL_OUTPUT = 'ok '.repeat(113) + '\n'; // ~340 characters
 
 function brain(r: CompletionRequest) {
   const last = r.messages[r.messages.length - 1]!;
-  if (last.content[0]?.type === 'tool_result') return { text: REPLY, chunks: 12 };
+  const first = last.content[0];
+  if (first?.type === 'text' && first.text === 'settle') return { text: 'Watching.', toolCall: { name: 'watch', input: {} } };
+  if (first?.type === 'tool_result' && first.content[0]?.type === 'text' && first.content[0].text === 'watching') {
+    return { text: 'Sleeping.', toolCall: { name: 'sleep_until', input: SLEEP_UNTIL } };
+  }
+  if (first?.type === 'tool_result') return { text: REPLY, chunks: 12 };
   return { text: REPLY, chunks: 12, toolCall: { name: 'run_command', input: { command: 'make' } } };
 }
 
@@ -38,6 +52,17 @@ const runCommand: AsyncTool = {
   input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
   dispatch(_input, ctx) {
     setImmediate(() => void ctx.respond({ content: TOOL_OUTPUT }));
+  },
+};
+
+/** A subscription that never emits: the agent just holds it. */
+const watch: AsyncTool = {
+  kind: 'async',
+  name: 'watch',
+  description: 'Watch for changes.',
+  input_schema: { type: 'object', properties: {} },
+  dispatch(_input, ctx) {
+    setImmediate(() => void ctx.respond({ content: 'watching', subscription: true }));
   },
 };
 
@@ -56,7 +81,7 @@ async function run(storeKind: string): Promise<void> {
   const system = new LocalSystem({
     store,
     provider: new ScriptedProvider(brain),
-    tools: [runCommand],
+    tools: [runCommand, watch],
     model: 'scripted',
     ...(CACHE === undefined ? {} : { cacheMessages: CACHE }),
   });
@@ -75,6 +100,10 @@ async function run(storeKind: string): Promise<void> {
       await Promise.all(ids.map((id) => system.sendUserText(id, `turn ${turn}: please build`, `u${msgId++}`)));
       await system.whenIdle();
     }
+    if (WAITING) {
+      await Promise.all(ids.map((id) => system.sendUserText(id, 'settle', `u${msgId++}`)));
+      await system.whenIdle();
+    }
     busyMs += performance.now() - t0;
     if (system.busyThreads !== 0) throw new Error('agents still busy after the wave');
     const rss = gcAndRss();
@@ -85,14 +114,21 @@ async function run(storeKind: string): Promise<void> {
     );
   }
   const rss = gcAndRss();
-  const expected = AGENTS * TURNS * 2;
+  if (WAITING) {
+    const sample = await store.loadThread('agent-0');
+    if (sample?.record.pendingCall?.name !== 'sleep_until' || sample.record.subscriptions.length !== 1) {
+      throw new Error('agents are not holding a subscription and a pending sleep_until');
+    }
+  }
+  const expected = AGENTS * (TURNS * 2 + (WAITING ? 2 : 0));
   if (completions !== expected) throw new Error(`expected ${expected} completions, saw ${completions}`);
   await system.close();
   rmSync(dir, { recursive: true, force: true });
   const perAgentKb = (rss - rss0) / AGENTS / 1024;
   console.log(
     `density store=${storeKind} agents=${AGENTS} turns=${TURNS} ` +
-      `completions_per_s=${Math.round(completions / (busyMs / 1000))} kb_per_idle_agent=${perAgentKb.toFixed(2)}`,
+      `completions_per_s=${Math.round(completions / (busyMs / 1000))} kb_per_idle_agent=${perAgentKb.toFixed(2)}` +
+      (WAITING ? ' variant=waiting' : ''),
   );
 }
 

@@ -55,7 +55,8 @@ export class LocalSystem {
     this.deps = {
       ...deps,
       dispatch: async (thread, call) => {
-        this.awaitingResult.add(key(thread.id, call.id));
+        // Passive waits (timers) are tracked by the store and the scheduler, not in memory.
+        if (!deps.tools.isPassive(call.name)) this.awaitingResult.add(key(thread.id, call.id));
         await deps.dispatch(thread, call);
       },
     };
@@ -90,7 +91,7 @@ export class LocalSystem {
       // Only calls of in-process async tools die with the process; the others (timers, tool
       // servers, a child's inherited spawn call) still get their answer.
       if (tool?.kind !== 'async' || tool.survivesRestart) {
-        if (tool?.kind === 'async') this.awaitingResult.add(key(threadId, call.id));
+        if (tool?.kind === 'async' && !tool.passive) this.awaitingResult.add(key(threadId, call.id));
         continue;
       }
       const input = toolResult(threadId, call.id, [text(INTERRUPTED_BY_RESTART)], { isError: true, id: `${call.id}:restart` });
@@ -147,7 +148,7 @@ export class LocalSystem {
 
   /**
    * Resolves when no slice runs, nothing is being enqueued and (unless `ignoreRunningTools`) no
-   * tool call awaits its result.
+   * tool call awaits its result. Passive waits (sleep) don't count: a sleeping thread is idle.
    */
   whenIdle(opts: { ignoreRunningTools?: boolean } = {}): Promise<void> {
     if (opts.ignoreRunningTools) return this.waitUntil(() => this.drivers.size === 0 && this.inflight === 0);

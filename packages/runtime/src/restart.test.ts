@@ -101,3 +101,57 @@ describe.each(['local', 'step'] as const)('restart in %s mode', (mode) => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('deferred inputs across a restart', () => {
+  it('events waiting behind a pending call live in the durable queue and follow its result after a restart', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'state.db');
+    const emitted: Array<(n: number) => Promise<void>> = [];
+    const watch: AsyncTool = {
+      kind: 'async',
+      name: 'watch',
+      description: 'Watch.',
+      input_schema: { type: 'object', properties: {} },
+      dispatch: async (_i, ctx) => {
+        await ctx.respond({ content: 'watching', subscription: true });
+        emitted.push((n) => ctx.emit({ id: `e${n}`, content: `event ${n}`, associative: true }));
+      },
+    };
+    const dispatched: string[] = [];
+    const brain = (r: CompletionRequest) => {
+      const last = r.messages.at(-1)!.content[0]!;
+      if (last.type === 'text' && last.text === 'watch') return { toolCall: { name: 'watch', input: {} } };
+      if (last.type === 'text' && last.text === 'job') return { toolCall: { name: 'remote_job', input: {} } };
+      return { text: 'ok' };
+    };
+    const open = () =>
+      new LocalSystem({ store: new SqliteStore({ path: db }), provider: new ScriptedProvider(brain), tools: [watch, remoteJob(dispatched)], model: 'm' });
+
+    const first = open();
+    await first.sendUserText('t1', 'watch', 'u1');
+    await first.whenIdle();
+    await first.sendUserText('t1', 'job', 'u2');
+    await first.whenIdle({ ignoreRunningTools: true });
+    await emitted[0]!(1);
+    await emitted[0]!(2);
+    await first.whenIdle({ ignoreRunningTools: true });
+    await first.close();
+
+    const second = open();
+    await second.start();
+    await second.whenIdle({ ignoreRunningTools: true });
+    const reader = new SqliteStore({ path: db });
+    expect(JSON.stringify((await reader.loadThread('t1'))!.history)).not.toContain('event 1');
+    await second.send(toolResult('t1', dispatched[0]!, [text('job output')]));
+    await second.whenIdle({ ignoreRunningTools: true });
+    await second.close();
+    const texts = (await reader.loadThread('t1'))!.history.map((m) => JSON.stringify(m));
+    await reader.close();
+    const at = (s: string) => texts.findIndex((x) => x.includes(s));
+    expect(at('job output')).toBeGreaterThan(0);
+    expect(at('event 1')).toBeGreaterThan(at('job output'));
+    expect(at('event 2')).toBeGreaterThan(at('event 1'));
+    expect(texts.filter((x) => x.includes('event 1'))).toHaveLength(1);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

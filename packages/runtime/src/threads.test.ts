@@ -164,6 +164,32 @@ describe.each(combos)('threads in %s mode with the %s store', (mode, storeKind) 
     await h.close();
   });
 
+  it('carries a structured attachment with a child\'s report to observers, not to the model', async () => {
+    const brain = (r: CompletionRequest): ScriptedReply => {
+      const me = threadOf(r);
+      if (me.stack.length === 1) {
+        return lastText(r) === 'go'
+          ? { toolCall: { name: 'spawn_thread', input: { instructions: 'edit', child_of: me.stack } } }
+          : { text: 'ok' };
+      }
+      return lastText(r).startsWith('Report sent')
+        ? { text: 'done' }
+        : { toolCall: { name: 'report_to_parent', input: { report: 'edited a.ts' } } };
+    };
+    const h = makeHarness(mode, storeKind, {
+      brain,
+      system: { attachReport: async (t) => ({ diff: `patch from ${t.id}` }) },
+    });
+    await h.send(userText('root', 'go', 'u1'));
+    await h.settle();
+    const report = h.events.find((e) => e.type === 'event-injected' && e.source === 'report');
+    expect(report).toMatchObject({ threadId: 'root', attachment: { diff: expect.stringMatching(/^patch from th_/) } });
+    const root = await h.store.loadThread('root');
+    expect(JSON.stringify(root!.history)).toContain('edited a.ts');
+    expect(JSON.stringify(root!.history)).not.toContain('patch from');
+    await h.close();
+  });
+
   it('stops a thread at its completion budget', async () => {
     const h = makeHarness(mode, storeKind, { brain: () => ({ text: 'again' }), system: { limits: { maxCompletionsPerThread: 2 } } });
     for (let i = 0; i < 3; i++) {
