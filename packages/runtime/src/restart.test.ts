@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { toolResult, userText } from './input.js';
+import { toolResult, userText, type InputMessage } from './input.js';
 import { LocalSystem } from './local-system.js';
 import { text } from './messages.js';
 import { ScriptedProvider } from './scripted-provider.js';
@@ -152,6 +152,50 @@ describe('deferred inputs across a restart', () => {
     expect(at('event 1')).toBeGreaterThan(at('job output'));
     expect(at('event 2')).toBeGreaterThan(at('event 1'));
     expect(texts.filter((x) => x.includes('event 1'))).toHaveLength(1);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('timers that came due while the process was down', () => {
+  const napBrain = (r: CompletionRequest) => {
+    const last = r.messages.at(-1)!.content[0]!;
+    if (last.type === 'text') return { text: 'Napping for an hour.', toolCall: { name: 'sleep', input: { seconds: 3600 } } };
+    return { text: 'Awake.' };
+  };
+
+  it.each(['local', 'step'] as const)('fire once on the next start (%s mode)', async (mode) => {
+    const dir = tempDir();
+    const db = join(dir, 'state.db');
+    const first = new LocalSystem({ store: new SqliteStore({ path: db }), provider: new ScriptedProvider(napBrain), model: 'm' });
+    await first.sendUserText('t1', 'nap', 'u1');
+    await first.whenIdle();
+    await first.close();
+
+    const later = () => Date.now() + 2 * 3600_000;
+    if (mode === 'local') {
+      const second = new LocalSystem({ store: new SqliteStore({ path: db }), provider: new ScriptedProvider(napBrain), model: 'm', now: later });
+      let woke!: () => void;
+      const awake = new Promise<void>((r) => (woke = r));
+      second.subscribe((e) => e.type === 'slice-finished' && e.outcome === 'completed' && woke());
+      await second.start();
+      await awake;
+      await second.whenIdle();
+      await second.close();
+    } else {
+      const store = new SqliteStore({ path: db });
+      const queue: InputMessage[] = [];
+      const step = new StepSystem({ store, provider: new ScriptedProvider(napBrain), model: 'm', send: async (i) => void queue.push(i) });
+      expect(await step.fireTimers(Date.now())).toBe(0); // not due yet
+      expect(await step.fireTimers(later())).toBe(1);
+      expect(await step.fireTimers(later())).toBe(0); // fired once
+      await step.step(queue.splice(0));
+      await store.close();
+    }
+    const reader = new SqliteStore({ path: db });
+    const t = (await reader.loadThread('t1'))!;
+    await reader.close();
+    expect(shape(t.history)).toEqual(['user:text', 'assistant:text+tool_use', 'user:tool_result', 'assistant:text']);
+    expect(t.record.pendingCall).toBeNull();
     rmSync(dir, { recursive: true, force: true });
   });
 });
