@@ -1,6 +1,6 @@
 import type { RuntimeServices } from './services.js';
 import type { ThreadRecord } from './store.js';
-import { closeThread, spawnChild } from './thread-lifecycle.js';
+import { closeThread, deliverReport, spawnChild } from './thread-lifecycle.js';
 import type { AsyncTool, SyncTool, Tool } from './tool.js';
 import { localTimeZone, zonedInstant } from './zoned-time.js';
 
@@ -75,18 +75,8 @@ export function builtinTools(s: RuntimeServices): Tool[] {
         t.kind === 'event'
           ? 'Report from temporary child thread created to process a subscription event:\n'
           : 'Report from child thread: ';
-      await s.deliver({
-        id: `report:${t.id}:${ctx.call.id}`,
-        threadId: t.parentId,
-        body: {
-          kind: 'report',
-          spawnCallId: t.spawnCallId ?? 'unknown',
-          childThreadId: t.id,
-          text: `${prefix}${String(input.report)}`,
-          ...(s.attachReport ? { attachment: await s.attachReport(t) } : {}),
-        },
-      });
-      return { content: 'Report sent to parent thread.' };
+      const note = await deliverReport(s, t, `report:${t.id}:${ctx.call.id}`, String(input.report), prefix);
+      return { content: note ? `Report sent to parent thread. ${note}` : 'Report sent to parent thread.' };
     },
   };
 

@@ -46,6 +46,8 @@ export { INTERRUPTED_BY_USER } from './prepare.js';
 export { INTERRUPTED_BY_RESTART } from './dispatch.js';
 export { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
 export type { SystemOptions } from './system-options.js';
+export { DEFAULT_LIMITS } from './system-options.js';
+export type { Limits, ReportReviewer } from './services.js';
 export { LocalSystem, type LocalSystemOptions } from './local-system.js';
 export { StepSystem, type StepSystemOptions } from './step-system.js';
 export { ScriptedProvider, type Brain, type ScriptedReply } from './scripted-provider.js';

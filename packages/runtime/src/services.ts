@@ -3,6 +3,13 @@ import type { InputMessage } from './input.js';
 import type { RuntimeStore, ThreadRecord } from './store.js';
 import type { ToolRegistry } from './tool-registry.js';
 
+/**
+ * Looks at a child's report before its parent gets it: may attach structured data for UIs (the
+ * child's diff) and a note the parent's model reads (e.g. the human's verdict on the diff). The
+ * child waits while this runs.
+ */
+export type ReportReviewer = (thread: ThreadRecord, report: string) => Promise<{ attachment?: unknown; note?: string }>;
+
 export interface Limits {
   /** Open threads under one root, the root included. */
   maxLiveThreads: number;
@@ -23,6 +30,6 @@ export interface RuntimeServices {
   /** A durable timer was added; the scheduler (if any) re-arms. */
   timerAdded(dueAt: number): void;
   now(): number;
-  /** Structured data attached to a child's report (the CLI attaches the child's diff). */
-  attachReport?: (thread: ThreadRecord) => Promise<unknown>;
+  /** Runs before a child's report is delivered (the CLI reviews the child's diff here). */
+  reviewReport?: ReportReviewer;
 }

@@ -4,7 +4,7 @@ import { dispatchCall } from './dispatch.js';
 import type { EventBus } from './events.js';
 import type { InputMessage } from './input.js';
 import type { ModelProvider } from './provider.js';
-import type { Limits } from './services.js';
+import type { Limits, ReportReviewer } from './services.js';
 import type { SliceDeps } from './slice.js';
 import type { RuntimeStore, ThreadRecord } from './store.js';
 import { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
@@ -26,8 +26,8 @@ export interface SystemOptions {
   limits?: Partial<Limits>;
   /** The model's context window in tokens; compaction starts at 75% of it (0: never). */
   contextWindow?: number;
-  /** Data attached to a child's reports, for UIs (the CLI attaches the child's diff). */
-  attachReport?: (thread: ThreadRecord) => Promise<unknown>;
+  /** Reviews a child's report before the parent gets it (the CLI attaches and reviews the diff). */
+  reviewReport?: ReportReviewer;
   /** The clock (tests move it). */
   now?: () => number;
 }
@@ -60,7 +60,7 @@ export function sliceDeps(
     systemPrompt: typeof prompt === 'string' ? (t: ThreadRecord) => buildSystemPrompt(prompt, t) : prompt,
     retry: { ...DEFAULT_RETRY, ...opts.retry },
     maxTokens: opts.maxTokens ?? 8192,
-    ...(opts.attachReport ? { attachReport: opts.attachReport } : {}),
+    ...(opts.reviewReport ? { reviewReport: opts.reviewReport } : {}),
   } as Omit<SliceDeps, 'tools' | 'dispatch'> & Partial<Pick<SliceDeps, 'tools' | 'dispatch'>>;
   const tools = new ToolRegistry([...builtinTools(deps as SliceDeps), ...(opts.tools ?? [])]);
   deps.tools = tools;

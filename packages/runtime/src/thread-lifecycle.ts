@@ -1,5 +1,5 @@
 import { derivedId } from './ids.js';
-import type { EventInput, InputMessage } from './input.js';
+import type { EventInput, InputMessage, ReportInput } from './input.js';
 import { toolResult } from './input.js';
 import type { HistoryMessage } from './messages.js';
 import { text } from './messages.js';
@@ -153,31 +153,46 @@ export async function closeThread(s: RuntimeServices, thread: ThreadRecord, repo
       s.bus.emit({ type: 'error', threadId: parentId, kind: 'tool', message: 'Compaction produced no summary; history is unchanged.' });
     }
     await s.deliver({ id: `compacted:${thread.id}`, threadId: parentId, body: { kind: 'compaction_complete', childThreadId: thread.id } });
+  } else if (thread.kind === 'event') {
+    if (report) {
+      const prefix =
+        `An event from your subscription ${thread.spawnCallId} was processed by a child thread ${thread.id}. ` +
+        'The subscription remains active. Report from the child:\n';
+      await deliverReport(s, thread, `closed:${thread.id}`, report, prefix);
+    }
   } else {
-    const spawnCallId = thread.spawnCallId ?? 'unknown';
-    let message: string | undefined;
-    if (thread.kind === 'event') {
-      if (report) {
-        message =
-          `An event from your subscription ${spawnCallId} was processed by a child thread ${thread.id}. ` +
-          `The subscription remains active. Report from the child:\n${report}`;
-      }
-    } else {
-      message = report
-        ? `Child thread with ID ${thread.id} has shut down. Report from child thread: ${report}`
-        : `Child thread with ID ${thread.id} has shut down`;
-    }
-    if (message !== undefined) {
-      await s.deliver({
-        id: `closed:${thread.id}`,
-        threadId: parentId,
-        body: { kind: 'report', spawnCallId, childThreadId: thread.id, text: message },
-      });
-    }
+    const prefix = report
+      ? `Child thread with ID ${thread.id} has shut down. Report from child thread: `
+      : `Child thread with ID ${thread.id} has shut down`;
+    await deliverReport(s, thread, `closed:${thread.id}`, report ?? '', prefix);
   }
   await s.store.closeThread(thread.id);
   thread.status = 'closed';
   s.bus.emit({ type: 'thread-closed', threadId: thread.id });
+}
+
+/**
+ * Sends a child's report to its parent, after the reviewer (if any) had its say. Returns the
+ * reviewer's note, which the parent also reads.
+ */
+export async function deliverReport(
+  s: RuntimeServices,
+  child: Readonly<ThreadRecord>,
+  inputId: string,
+  report: string,
+  prefix: string,
+): Promise<string | undefined> {
+  if (child.parentId === null) return undefined;
+  const review = s.reviewReport ? await s.reviewReport(child as ThreadRecord, report) : {};
+  const body: ReportInput = {
+    kind: 'report',
+    spawnCallId: child.spawnCallId ?? 'unknown',
+    childThreadId: child.id,
+    text: review.note ? `${prefix}${report}\n\n${review.note}` : `${prefix}${report}`,
+  };
+  if (review.attachment !== undefined) body.attachment = review.attachment;
+  await s.deliver({ id: inputId, threadId: child.parentId, body });
+  return review.note;
 }
 
 /** An ephemeral thread (event or compaction) ends when its turn does. */

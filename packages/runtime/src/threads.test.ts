@@ -178,7 +178,9 @@ describe.each(combos)('threads in %s mode with the %s store', (mode, storeKind) 
     };
     const h = makeHarness(mode, storeKind, {
       brain,
-      system: { attachReport: async (t) => ({ diff: `patch from ${t.id}` }) },
+      system: {
+        reviewReport: async (t, report) => ({ attachment: { diff: `patch from ${t.id}` }, note: `The human accepted: ${report}` }),
+      },
     });
     await h.send(userText('root', 'go', 'u1'));
     await h.settle();
@@ -187,6 +189,7 @@ describe.each(combos)('threads in %s mode with the %s store', (mode, storeKind) 
     const root = await h.store.loadThread('root');
     expect(JSON.stringify(root!.history)).toContain('edited a.ts');
     expect(JSON.stringify(root!.history)).not.toContain('patch from');
+    expect(JSON.stringify(root!.history)).toContain('The human accepted: edited a.ts');
     await h.close();
   });
 
