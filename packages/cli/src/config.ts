@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { EXIT, UserError } from './exit-codes.js';
+
+/** Settings from the user's and the project's config files (the project's win). */
+export interface Config {
+  model: string;
+  /** Tokens; compaction starts at 75% of it. */
+  contextWindow: number;
+  /** How long `execute_command` waits before answering "still running" (ms). */
+  commandTimeoutMs: number;
+  /** Environment variables never passed to commands (ANTHROPIC_API_KEY always is removed). */
+  secretEnv: string[];
+}
+
+export const DEFAULT_CONFIG: Config = {
+  model: 'claude-sonnet-4-5',
+  contextWindow: 200_000,
+  commandTimeoutMs: 5_000,
+  secretEnv: [],
+};
+
+export function userConfigPath(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
+  return join(base, 'infinity-code', 'config.json');
+}
+
+export function projectConfigPath(root: string): string {
+  return join(root, '.infinity', 'config.json');
+}
+
+/** Reads both files; a file that exists but is wrong is a config error naming the file and key. */
+export function loadConfig(opts: { env: NodeJS.ProcessEnv; projectRoot: string }): Config {
+  let config: Config = { ...DEFAULT_CONFIG, secretEnv: [...DEFAULT_CONFIG.secretEnv] };
+  for (const file of [userConfigPath(opts.env), projectConfigPath(opts.projectRoot)]) {
+    if (existsSync(file)) config = { ...config, ...parseConfigFile(file) };
+  }
+  return config;
+}
+
+export function parseConfigFile(file: string): Partial<Config> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UserError(`The config file ${file} is not valid JSON (${(err as Error).message}). Fix or delete it.`, EXIT.config);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new UserError(`The config file ${file} must hold a JSON object, like {"model": "claude-sonnet-4-5"}.`, EXIT.config);
+  }
+  const out: Partial<Config> = {};
+  const bad = (key: string, want: string) =>
+    new UserError(`In ${file}, "${key}" must be ${want}. Fix the value or remove the key.`, EXIT.config);
+  for (const [key, value] of Object.entries(raw)) {
+    switch (key) {
+      case 'model':
+        if (typeof value !== 'string' || value === '') throw bad(key, 'a model id string');
+        out.model = value;
+        break;
+      case 'contextWindow':
+        if (!Number.isInteger(value) || (value as number) < 0) throw bad(key, 'a whole number of tokens');
+        out.contextWindow = value as number;
+        break;
+      case 'commandTimeoutMs':
+        if (!Number.isInteger(value) || (value as number) < 0) throw bad(key, 'a whole number of milliseconds');
+        out.commandTimeoutMs = value as number;
+        break;
+      case 'secretEnv':
+        if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw bad(key, 'a list of variable names');
+        out.secretEnv = value as string[];
+        break;
+      default:
+        throw new UserError(
+          `The config file ${file} has an unknown key "${key}". Known keys: model, contextWindow, commandTimeoutMs, secretEnv.`,
+          EXIT.config,
+        );
+    }
+  }
+  return out;
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { EXIT, UserError } from './exit-codes.js';
+
+export interface SessionInfo {
+  /** Also the root thread's id. */
+  id: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * The project's sessions (one root thread each), in `.infinity/sessions.json`. Written by
+ * replace-on-rename, so a crash never leaves a torn file.
+ */
+export class SessionRegistry {
+  private readonly file: string;
+
+  constructor(infinityDir: string) {
+    this.file = join(infinityDir, 'sessions.json');
+  }
+
+  list(): SessionInfo[] {
+    if (!existsSync(this.file)) return [];
+    try {
+      const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as SessionInfo[];
+      return [...parsed].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+    } catch {
+      throw new UserError(`The session list ${this.file} is damaged. Delete it to start afresh (history stays in state.db).`, EXIT.config);
+    }
+  }
+
+  latest(): SessionInfo | undefined {
+    return this.list()[0];
+  }
+
+  /** A session by id or unique id prefix. */
+  find(idOrPrefix: string): SessionInfo {
+    const all = this.list();
+    const exact = all.find((s) => s.id === idOrPrefix);
+    if (exact) return exact;
+    const matches = all.filter((s) => s.id.startsWith(idOrPrefix));
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length === 0) {
+      throw new UserError(`No session ${idOrPrefix} in this project. Run \`infinity-code --sessions\` to list them.`, EXIT.usage);
+    }
+    throw new UserError(`Session prefix ${idOrPrefix} is ambiguous (${matches.length} sessions); give more of the id.`, EXIT.usage);
+  }
+
+  create(task: string): SessionInfo {
+    const now = new Date().toISOString();
+    const s: SessionInfo = { id: randomUUID(), title: firstLine(task), createdAt: now, updatedAt: now };
+    this.write([s, ...this.list()]);
+    return s;
+  }
+
+  /** Marks the session as the most recently used one. */
+  touch(id: string): void {
+    const all = this.list();
+    const hit = all.find((s) => s.id === id);
+    if (!hit) return;
+    // First in the file too, so equal timestamps still sort it first (the sort is stable).
+    this.write([{ ...hit, updatedAt: new Date().toISOString() }, ...all.filter((s) => s !== hit)]);
+  }
+
+  private write(all: SessionInfo[]): void {
+    mkdirSync(dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`);
+    renameSync(tmp, this.file);
+  }
+}
+
+function firstLine(task: string): string {
+  const line = task.trim().split('\n')[0] ?? '';
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line;
+}
