@@ -2,7 +2,6 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { EXIT, UserError } from './exit-codes.js';
-import { runHeadless } from './run-headless.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 export const DEFAULT_MODEL = 'claude-sonnet-4-5';
@@ -38,6 +37,8 @@ async function main(argv: string[]): Promise<number> {
   if (task.trim() === '') throw new UserError('The task is empty: say what you want done.', EXIT.usage);
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort());
+  // Loaded only now: --version and --help must not pay for the runtime, SQLite and the SDK.
+  const { runHeadless } = await import('./run-headless.js');
   return runHeadless({
     task,
     model: opts.model,
