@@ -1,0 +1,93 @@
+import { Box, Text, useApp, useInput, useStdin, useStdout } from 'ink';
+import { useCallback, useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
+import { decideReview, submitLine, type CommandContext } from './commands.js';
+import type { TuiController } from './controller.js';
+import { DiffReview } from './diff-review.js';
+import { LiveTurn } from './live-turn.js';
+import { PromptInput } from './prompt-input.js';
+import { complete } from './slash-commands.js';
+import { StatusLine } from './status-line.js';
+import type { UiStore } from './store.js';
+import { ThreadRows } from './thread-rows.js';
+import { Transcript } from './transcript.js';
+
+/** A second Ctrl+C within this window quits. */
+export const QUIT_WINDOW_MS = 2000;
+
+export interface AppProps {
+  store: UiStore;
+  controller: TuiController;
+  /** Spinners move (off for tests and screen readers). */
+  animate?: boolean;
+}
+
+/** The whole screen: transcript above, then the live turn, children, the input and the status. */
+export function App({ store, controller, animate = true }: AppProps) {
+  const state = useSyncExternalStore(store.subscribe, store.getState);
+  const { exit } = useApp();
+  const { isRawModeSupported } = useStdin();
+  const { stdout } = useStdout();
+  const keyboard = isRawModeSupported === true;
+  const rows = stdout.rows > 0 ? stdout.rows : 24;
+  const disarm = useRef<NodeJS.Timeout | undefined>(undefined);
+  const quitting = useRef(false);
+  useEffect(() => () => clearTimeout(disarm.current), []);
+
+  const ctx: CommandContext = useMemo(
+    () => ({
+      controller,
+      store,
+      quit: () => {
+        if (quitting.current) return;
+        quitting.current = true;
+        // Leave even if releasing the session fails: the user asked to go.
+        controller.quit().then(
+          () => exit(),
+          (err: unknown) => exit(err instanceof Error ? err : new Error(String(err))),
+        );
+      },
+    }),
+    [controller, store, exit],
+  );
+
+  useInput(
+    (input, key) => {
+      if (key.ctrl && input === 'c') {
+        if (store.getState().quitArmed) return ctx.quit();
+        controller.stop();
+        store.dispatch({ type: 'ui:quit-armed', armed: true });
+        clearTimeout(disarm.current);
+        disarm.current = setTimeout(() => store.dispatch({ type: 'ui:quit-armed', armed: false }), QUIT_WINDOW_MS);
+        return;
+      }
+      // Esc belongs to the review while one is open (it cancels typing a reason).
+      if (key.escape && store.getState().reviews.length === 0 && store.getState().busy) controller.stop();
+    },
+    { isActive: keyboard },
+  );
+
+  const onSubmit = useCallback((line: string) => void submitLine(ctx, line), [ctx]);
+  const review = state.reviews[0];
+  const rootRunning = state.running.filter((r) => r.threadId === state.rootThreadId);
+  return (
+    <Box flexDirection="column">
+      <Transcript items={state.items} epoch={state.epoch} />
+      <LiveTurn text={state.liveText} busy={state.busy} running={rootRunning} maxLines={Math.max(4, rows - 14)} animate={animate} />
+      <ThreadRows threads={state.threads} animate={animate} />
+      {review ? (
+        <DiffReview
+          key={review.id}
+          diff={review.diff}
+          title={review.title}
+          isActive={keyboard}
+          maxHunkLines={Math.max(6, rows - 18)}
+          onDecision={(d) => void decideReview(ctx, review, d)}
+        />
+      ) : (
+        <PromptInput onSubmit={onSubmit} complete={complete} isActive={keyboard} placeholder="Ask for a change, or /help" />
+      )}
+      {state.reviews.length > 1 ? <Text color="yellow">{state.reviews.length - 1} more to review after this one</Text> : null}
+      <StatusLine status={state.status} {...(state.quitArmed ? { hint: 'Press Ctrl+C again to quit.' } : {})} />
+    </Box>
+  );
+}

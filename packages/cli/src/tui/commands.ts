@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import type { ReviewDecision } from './review-diff.js';
+import type { TuiController } from './controller.js';
+import { shortId } from './format.js';
+import { pricedModels } from './pricing.js';
+import { helpText, parseSlash, type SlashCommand } from './slash-commands.js';
+import type { UiStore } from './store.js';
+import type { PendingReview } from './ui-state.js';
+
+/** What the App gives the command layer: the controller, the UI store, and how to leave. */
+export interface CommandContext {
+  controller: TuiController;
+  store: UiStore;
+  quit(): void;
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+function say(ctx: CommandContext, text: string, level: 'info' | 'error' = 'info'): void {
+  ctx.store.dispatch({ type: 'ui:notice', level, text });
+}
+
+/** A line from the prompt: a slash command, or a message for the agent. */
+export async function submitLine(ctx: CommandContext, line: string): Promise<void> {
+  const parsed = parseSlash(line);
+  if (parsed.kind === 'error') return say(ctx, parsed.message, 'error');
+  if (parsed.kind === 'command') return runCommand(ctx, parsed.command);
+  // "//x" is the escape for a message starting with a slash.
+  const text = line.startsWith('//') ? line.slice(1) : line;
+  ctx.store.dispatch({ type: 'ui:submit', text });
+  try {
+    await ctx.controller.send(text);
+  } catch (err) {
+    say(ctx, `Could not send the message: ${errorText(err)}`, 'error');
+  }
+}
+
+export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promise<void> {
+  const { controller, store } = ctx;
+  try {
+    switch (cmd.name) {
+      case 'help':
+        return say(ctx, helpText());
+      case 'quit':
+        return ctx.quit();
+      case 'stop':
+        return say(ctx, controller.stop() ? 'Stopped.' : 'Nothing is running.');
+      case 'compact':
+        // The runtime's compaction events put the notices in the transcript.
+        return await controller.compact();
+      case 'new': {
+        const s = await controller.newSession();
+        return store.dispatch({ type: 'ui:session', sessionId: s.sessionId, rootThreadId: s.rootThreadId ?? s.sessionId });
+      }
+      case 'sessions': {
+        const list = await controller.listSessions();
+        if (list.length === 0) return say(ctx, 'No sessions yet.');
+        const current = store.getState().status.sessionId;
+        const lines = list.map((s) => {
+          const when = s.updatedAt === undefined ? '' : `  ${new Date(s.updatedAt).toISOString().slice(0, 16).replace('T', ' ')}`;
+          return `${s.id === current ? '*' : ' '} ${shortId(s.id)}${when}  ${s.title}`;
+        });
+        return say(ctx, `Sessions (resume one with infinity-code -r <id>):\n${lines.join('\n')}`);
+      }
+      case 'model': {
+        if (!cmd.id) {
+          const model = store.getState().status.model;
+          return say(ctx, `Model: ${model}. Switch with /model <id>, e.g. ${pricedModels().slice(0, 4).join(', ')}.`);
+        }
+        const r = await controller.setModel(cmd.id);
+        return store.dispatch({ type: 'ui:model', model: cmd.id, ...(r?.contextWindow ? { contextWindow: r.contextWindow } : {}) });
+      }
+      case 'diff': {
+        const diff = await controller.showDiff();
+        if (!diff || diff.files.length === 0) return say(ctx, 'No changes to review yet.');
+        const review: PendingReview = { id: `diff:${randomUUID()}`, kind: 'working-tree', diff, title: 'Session changes → working tree' };
+        return store.dispatch({ type: 'ui:review-open', review });
+      }
+    }
+  } catch (err) {
+    say(ctx, `/${cmd.name} failed: ${errorText(err)}`, 'error');
+  }
+}
+
+/** The human decided a review: close it, let the controller carry it out, report the outcome. */
+export async function decideReview(ctx: CommandContext, review: PendingReview, decision: ReviewDecision): Promise<void> {
+  ctx.store.dispatch({ type: 'ui:review-closed', id: review.id });
+  const a = decision.accepted.length;
+  const r = decision.rejected.length;
+  say(ctx, `${review.title}: accepted ${a} ${a === 1 ? 'hunk' : 'hunks'}, rejected ${r}.`);
+  try {
+    const outcome = await ctx.controller.resolveReview(review, decision);
+    say(ctx, outcome.message);
+    if (outcome.conflicts && outcome.conflicts.length > 0) {
+      say(ctx, `Conflicts (resolve the markers in these files):\n${outcome.conflicts.map((f) => `  ${f}`).join('\n')}`, 'error');
+    }
+  } catch (err) {
+    say(ctx, `Could not apply the review: ${errorText(err)}`, 'error');
+  }
+}

@@ -1,0 +1,76 @@
+import type { Observer } from '@infinity-code/runtime';
+import type { ReviewDecision, ReviewDiff } from './review-diff.js';
+
+/** What the TUI is started with. */
+export interface TuiInfo {
+  model: string;
+  /** The model's context window in tokens (for the context % in the status line). */
+  contextWindow: number;
+  /** The sandbox backend in use (overlay, fuse-overlayfs, reflink, copy...). */
+  backend: string;
+  sessionId: string;
+  /** The session's root thread; defaults to `sessionId` (a session is its root thread). */
+  rootThreadId?: string;
+}
+
+export interface SessionSummary {
+  id: string;
+  /** The session's first request, or another short title. */
+  title: string;
+  /** Last activity, epoch ms. */
+  updatedAt?: number;
+}
+
+/** A diff waiting for the human's decision. */
+export interface ReviewRequest {
+  /** Unique per review (the injected report's id, or a fresh id for `/diff`). */
+  id: string;
+  /** A child's report (accepted hunks are squashed into the parent's sandbox) or the root's diff (`/diff`). */
+  kind: 'report' | 'working-tree';
+  /** The reporting child, for `report` reviews. */
+  childThreadId?: string;
+  diff: ReviewDiff;
+}
+
+/** What came of applying a decision, for the transcript. */
+export interface ReviewOutcome {
+  message: string;
+  /** Files left with conflict markers (3-way apply into the working tree). */
+  conflicts?: string[];
+}
+
+/**
+ * Everything the TUI asks of the product. The TUI holds no business logic: it renders runtime
+ * events and calls these. The CLI implements it over LocalSystem and the sandboxes; the methods
+ * may throw (or reject) with a message meant for the user, which the TUI shows as an error.
+ */
+export interface TuiController {
+  /** Runtime events of this session (all threads). Returns the unsubscribe function. */
+  subscribe(observer: Observer): () => void;
+  /**
+   * Diffs waiting for the human: those already waiting, then each new one (a child's report
+   * waits in the runtime's report reviewer until `resolveReview`). Returns the unsubscribe function.
+   */
+  onReviewRequest(listener: (request: ReviewRequest) => void): () => void;
+  /** Send the user's message to the root thread (it interrupts a running completion or call). */
+  send(text: string): Promise<void>;
+  /** Stop the running slice(s); false when nothing was running. */
+  stop(): boolean;
+  /** Summarise the root thread's history now. */
+  compact(): Promise<void>;
+  /** Release the session (close the system, stores, watchers); the TUI exits after it. */
+  quit(): Promise<void>;
+  /** Start a fresh session; the TUI clears its state for it. */
+  newSession(): Promise<{ sessionId: string; rootThreadId?: string }>;
+  listSessions(): Promise<SessionSummary[]>;
+  /** Switch models for the next completions; returns the new context window if it changed. */
+  setModel(id: string): Promise<{ contextWindow?: number } | void>;
+  /** The root's accumulated diff against the working tree (`/diff`); null when there is none. */
+  showDiff(): Promise<ReviewDiff | null>;
+  /**
+   * Carry out a decision: for a child's report, squash the accepted hunks into the parent's
+   * sandbox, discard the rest and release the report with the verdict (reasons included) for the
+   * parent's model; for `/diff`, apply the accepted hunks to the working tree (3-way).
+   */
+  resolveReview(request: ReviewRequest, decision: ReviewDecision): Promise<ReviewOutcome>;
+}

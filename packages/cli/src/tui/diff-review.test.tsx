@@ -1,0 +1,118 @@
+import { stripVTControlCharacters } from 'node:util';
+import { render } from 'ink-testing-library';
+import { act } from 'react';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DiffReview } from './diff-review.js';
+import { initialReview, reduceReview, toDecision, type ReviewAction } from './diff-review-state.js';
+import { allHunkIds, isReviewDiff, type ReviewDecision, type ReviewDiff } from './review-diff.js';
+
+beforeAll(() => {
+  (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+});
+
+const DIFF: ReviewDiff = {
+  files: [
+    {
+      path: 'src/a.ts',
+      status: 'modified',
+      hunks: [
+        { header: '@@ -1,2 +1,2 @@', lines: [' keep', '-old one', '+new one'] },
+        { header: '@@ -9,1 +9,1 @@', lines: ['-old two', '+new two'] },
+      ],
+    },
+    { path: 'img/logo.png', status: 'added', hunks: [] },
+  ],
+};
+
+async function mount(diff: ReviewDiff, maxHunkLines?: number) {
+  const decisions: ReviewDecision[] = [];
+  let ui!: ReturnType<typeof render>;
+  await act(async () => {
+    ui = render(
+      <DiffReview diff={diff} title="Changes from worker" isActive onDecision={(d) => decisions.push(d)} {...(maxHunkLines ? { maxHunkLines } : {})} />,
+    );
+  });
+  const press = async (...keys: string[]) => {
+    for (const k of keys) await act(async () => void ui.stdin.write(k));
+  };
+  return { decisions, press, frame: () => stripVTControlCharacters(ui.lastFrame() ?? ''), ui };
+}
+
+describe('<DiffReview>', () => {
+  it('lists the files, then the hunks of the file under the cursor with the focused one expanded', async () => {
+    const r = await mount(DIFF);
+    const f = r.frame();
+    expect(f).toContain('Review: Changes from worker (2 files, +2 -2)');
+    expect(f).toMatch(/▸ M src\/a\.ts\s+\/2[\s│]+A img\/logo\.png\s+\/1/);
+    expect(f).toMatch(/src\/a\.ts[\s│]+· @@ -1,2 \+1,2 @@[\s│]+keep[\s│]+-old one[\s│]+\+new one[\s│]+· @@ -9,1 \+9,1 @@[\s│]+↑↓ move/);
+    await r.press('\u001b[B', '\u001b[B'); // down twice: onto the second hunk
+    expect(r.frame()).toMatch(/▸ · @@ -9,1 \+9,1 @@[\s│]+-old two[\s│]+\+new two/);
+    expect(r.frame()).not.toContain('-old one');
+  });
+
+  it('accepts a hunk, rejects another with a typed reason, decides a file without hunks, and hands back both', async () => {
+    const r = await mount(DIFF);
+    await r.press('j', 'a'); // accept src/a.ts#0; the cursor moves to src/a.ts#1
+    await r.press('r');
+    expect(r.frame()).toContain('Reason for rejecting src/a.ts hunk 2:');
+    await r.press('too', ' clever', '\u007f', '\u007f', 'er!'); // Backspace twice, retype
+    expect(r.frame()).toContain('Reason for rejecting src/a.ts hunk 2: too clever!');
+    await r.press('\r');
+    // The file without text hunks (a binary) is still one decision.
+    expect(r.frame()).toMatch(/img\/logo\.png[\s│]+▸ · \(no text changes: added\)/);
+    await r.press('a');
+    expect(r.decisions).toEqual([]); // nothing is handed back before Enter
+    await r.press('\r');
+    expect(r.decisions).toEqual([
+      { accepted: ['src/a.ts#0', 'img/logo.png#0'], rejected: [{ id: 'src/a.ts#1', reason: 'too clever!' }] },
+    ]);
+    await r.press('\r');
+    expect(r.decisions).toHaveLength(1); // decided once
+  });
+
+  it('cancels a reason with Esc, and will not finish while hunks are undecided', async () => {
+    const r = await mount(DIFF);
+    await r.press('r', 'nope', '\u001b');
+    expect(r.frame()).not.toContain('Reason for rejecting');
+    await r.press('\r');
+    expect(r.frame()).toContain('3 hunks still undecided.');
+    expect(r.decisions).toEqual([]);
+  });
+
+  it('decides a whole file from its line, and clamps long hunks', async () => {
+    const long: ReviewDiff = { files: [{ path: 'big.txt', status: 'modified', hunks: [{ header: '@@ -1 +1,30 @@', lines: Array.from({ length: 30 }, (_, i) => `+line ${i}`) }] }] };
+    const r = await mount(long, 5);
+    expect(r.frame()).toContain('+line 4');
+    expect(r.frame()).not.toContain('+line 5');
+    expect(r.frame()).toContain('… 25 more lines');
+    await r.press('r', 'too big', '\r', '\r');
+    expect(r.decisions).toEqual([{ accepted: [], rejected: [{ id: 'big.txt#0', reason: 'too big' }] }]);
+  });
+});
+
+describe('review navigation state', () => {
+  const run = (...actions: ReviewAction[]) => actions.reduce(reduceReview, initialReview(DIFF));
+
+  it('accepting a file line decides all its hunks; A and R decide everything', () => {
+    expect(toDecision(run({ type: 'accept', scope: 'entry' })).accepted).toEqual(['src/a.ts#0', 'src/a.ts#1']);
+    expect(toDecision(run({ type: 'accept', scope: 'all' })).accepted).toEqual(allHunkIds(DIFF));
+    const rejected = run({ type: 'reject', scope: 'all' }, { type: 'reason-input', text: 'later\n' }, { type: 'reason-confirm' });
+    expect(toDecision(rejected)).toEqual({ accepted: [], rejected: allHunkIds(DIFF).map((id) => ({ id, reason: 'later' })) });
+    expect(run({ type: 'accept', scope: 'all' }, { type: 'finish' }).done).toBe(true);
+  });
+
+  it('a later decision overrides an earlier one, and the cursor stays in range', () => {
+    const s = run({ type: 'move', by: 1 }, { type: 'accept', scope: 'entry' }, { type: 'move', by: -1 }, { type: 'reject', scope: 'entry' }, { type: 'reason-confirm' });
+    expect(toDecision(s)).toEqual({ accepted: [], rejected: [{ id: 'src/a.ts#0', reason: '' }] });
+    expect(run({ type: 'move', by: -5 }).cursor).toBe(0);
+    expect(run({ type: 'move', by: 50 }).cursor).toBe(initialReview(DIFF).entries.length - 1);
+  });
+
+  it('checks the shape of attachments before treating them as diffs', () => {
+    expect(isReviewDiff(DIFF)).toBe(true);
+    expect(isReviewDiff({ diff: 'patch text' })).toBe(false);
+    expect(isReviewDiff({ files: [{ path: 'a', status: 'copied', hunks: [] }] })).toBe(false);
+    expect(isReviewDiff({ files: [{ path: 'a', status: 'added', hunks: [{ header: '@@', lines: [1] }] }] })).toBe(false);
+    expect(isReviewDiff(null)).toBe(false);
+  });
+});

@@ -1,0 +1,163 @@
+import { Box, Text, useInput, type Key } from 'ink';
+import {
+  currentFile,
+  fileTally,
+  initialReview,
+  reduceReview,
+  toDecision,
+  undecided,
+  type ReviewAction,
+  type ReviewState,
+} from './diff-review-state.js';
+import { diffStat, fileHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } from './review-diff.js';
+import { useLatestState } from './use-latest-state.js';
+
+export type { ReviewDecision, ReviewDiff } from './review-diff.js';
+
+export interface DiffReviewProps {
+  diff: ReviewDiff;
+  title: string;
+  /** Called once, when every hunk is decided and the user finishes. */
+  onDecision(decision: ReviewDecision): void;
+  isActive: boolean;
+  /** Lines of the focused hunk to show; keeps the live region shorter than the terminal. */
+  maxHunkLines?: number;
+}
+
+const STATUS_LETTER: Record<ReviewFile['status'], string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
+
+function keyToAction(s: ReviewState, input: string, key: Key): ReviewAction | null {
+  if (s.reason) {
+    if (key.return) return { type: 'reason-confirm' };
+    if (key.escape) return { type: 'reason-cancel' };
+    if (key.backspace || key.delete) return { type: 'reason-backspace' };
+    if (key.ctrl || input === '') return null;
+    return { type: 'reason-input', text: input };
+  }
+  if (key.upArrow || input === 'k') return { type: 'move', by: -1 };
+  if (key.downArrow || input === 'j') return { type: 'move', by: 1 };
+  if (input === 'a') return { type: 'accept', scope: 'entry' };
+  if (input === 'r') return { type: 'reject', scope: 'entry' };
+  if (input === 'A') return { type: 'accept', scope: 'all' };
+  if (input === 'R') return { type: 'reject', scope: 'all' };
+  if (key.return) return { type: 'finish' };
+  return null;
+}
+
+/** Review a diff file by file and hunk by hunk: accept, or reject with a reason. */
+export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 20 }: DiffReviewProps) {
+  const [get, update] = useLatestState<ReviewState>(() => initialReview(diff));
+  useInput(
+    (input, key) => {
+      const before = get();
+      const action = keyToAction(before, input, key);
+      if (!action) return;
+      const next = update((s) => reduceReview(s, action));
+      if (next.done && !before.done) onDecision(toDecision(next));
+    },
+    { isActive },
+  );
+  const s = get();
+  const open = undecided(s).length;
+  return (
+    <Box flexDirection="column" borderStyle="round" borderColor="yellow" paddingX={1}>
+      <Text bold>
+        Review: {title} <Text color="gray">({diffStat(diff)})</Text>
+      </Text>
+      <FileList state={s} />
+      <Hunks state={s} maxLines={maxHunkLines} />
+      {s.reason ? (
+        <Text>
+          <Text color="red">Reason for rejecting {targetName(s)}: </Text>
+          {s.reason.text}
+          <Text inverse> </Text>
+          <Text dimColor> (Enter to confirm, Esc to cancel)</Text>
+        </Text>
+      ) : (
+        <Text dimColor>
+          ↑↓ move · a accept · r reject · A accept all · R reject all · Enter finish
+          {open > 0 ? ` · ${open} undecided` : ' · all decided'}
+        </Text>
+      )}
+      {s.message ? <Text color="yellow">{s.message}</Text> : null}
+    </Box>
+  );
+}
+
+function FileList({ state }: { state: ReviewState }) {
+  return (
+    <Box flexDirection="column" marginTop={1}>
+      {state.diff.files.map((f, i) => {
+        const t = fileTally(state, i);
+        const focused = state.entries[state.cursor]?.kind === 'file' && state.entries[state.cursor]?.file === i;
+        return (
+          <Text key={f.path}>
+            <Text color="cyan">{focused ? '▸ ' : '  '}</Text>
+            <Text bold={focused}>
+              {STATUS_LETTER[f.status]} {f.path}
+            </Text>
+            <Text color="gray">
+              {'  '}
+              {t.accepted > 0 ? <Text color="green">✓{t.accepted} </Text> : null}
+              {t.rejected > 0 ? <Text color="red">✗{t.rejected} </Text> : null}/{t.total}
+            </Text>
+          </Text>
+        );
+      })}
+    </Box>
+  );
+}
+
+/** The hunks of the file under the cursor; only the focused one is expanded. */
+function Hunks({ state, maxLines }: { state: ReviewState; maxLines: number }) {
+  const fileIndex = currentFile(state);
+  const file = state.diff.files[fileIndex]!;
+  const entry = state.entries[state.cursor];
+  const focusedHunk = entry?.kind === 'hunk' ? entry.hunk : 0;
+  const ids = fileHunkIds(file);
+  return (
+    <Box flexDirection="column" marginTop={1}>
+      <Text underline>{file.path}</Text>
+      {ids.map((id, i) => {
+        const hunk = file.hunks[i];
+        const v = state.verdicts[id];
+        const focused = entry?.kind === 'hunk' && entry.hunk === i;
+        const lines = hunk?.lines ?? [];
+        return (
+          <Box key={id} flexDirection="column">
+            <Text>
+              <Text color="cyan">{focused ? '▸ ' : '  '}</Text>
+              {v ? v.accepted ? <Text color="green">✓ </Text> : <Text color="red">✗ </Text> : <Text color="gray">· </Text>}
+              <Text color="cyan">{hunk ? hunk.header : `(no text changes: ${file.status})`}</Text>
+              {v && !v.accepted && v.reason ? <Text color="gray"> — {v.reason}</Text> : null}
+            </Text>
+            {i === focusedHunk ? <HunkLines lines={lines} max={maxLines} /> : null}
+          </Box>
+        );
+      })}
+    </Box>
+  );
+}
+
+function HunkLines({ lines, max }: { lines: string[]; max: number }) {
+  const shown = lines.slice(0, max);
+  return (
+    <Box flexDirection="column" paddingLeft={4}>
+      {shown.map((l, i) => (
+        <Text key={i} color={l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : undefined} dimColor={l.startsWith(' ')}>
+          {l === '' ? ' ' : l}
+        </Text>
+      ))}
+      {lines.length > max ? <Text dimColor>… {lines.length - max} more lines</Text> : null}
+    </Box>
+  );
+}
+
+function targetName(s: ReviewState): string {
+  const target = s.reason?.target;
+  if (!target || target.kind === 'all') return 'the whole diff';
+  const e = s.entries[target.index];
+  if (!e) return 'this change';
+  const file = s.diff.files[e.file]!;
+  return e.kind === 'file' ? file.path : `${file.path} hunk ${e.hunk + 1}`;
+}

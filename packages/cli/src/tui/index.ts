@@ -1,0 +1,11 @@
+// The interactive TUI: what the CLI needs to start it and to implement its controller.
+export { runTui, type RunTuiOptions } from './run-tui.js';
+export { App, type AppProps } from './app.js';
+export { createUiStore, type UiStore } from './store.js';
+export type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, TuiInfo } from './controller.js';
+export { localController, type LocalControllerOptions, type SessionHooks } from './local-controller.js';
+export { createReviewBroker, reviewNote, type ReviewBroker, type ReviewBrokerOptions } from './review-broker.js';
+export { allHunkIds, diffStat, fileHunkIds, hunkId, isReviewDiff } from './review-diff.js';
+export type { FileStatus, ReviewDecision, ReviewDiff, ReviewFile, ReviewHunk } from './review-diff.js';
+export { reduce, initialState, type UiAction, type UiState, type TranscriptItem } from './state.js';
+export { estimateCost, priceOf } from './pricing.js';

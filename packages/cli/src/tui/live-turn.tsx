@@ -1,0 +1,43 @@
+import { Box, Text } from 'ink';
+import { Spinner } from './spinner.js';
+import { ToolRow } from './tool-row.js';
+import type { RunningTool } from './ui-state.js';
+
+export interface LiveTurnProps {
+  text: string;
+  busy: boolean;
+  /** The root's calls awaiting their results. */
+  running: RunningTool[];
+  /** Lines of streaming text to show: the live region must stay shorter than the terminal. */
+  maxLines: number;
+  animate: boolean;
+}
+
+/** What the root is doing now: running calls, the text streaming in, a spinner. */
+export function LiveTurn({ text, busy, running, maxLines, animate }: LiveTurnProps) {
+  const lines = text.trimEnd().split('\n');
+  const hidden = Math.max(0, lines.length - maxLines);
+  const shown = lines.slice(hidden).join('\n');
+  return (
+    <Box flexDirection="column">
+      {running.map((r) => (
+        <ToolRow key={r.callId} display={r.display} status="running" animate={animate} />
+      ))}
+      {text.trim() !== '' ? (
+        <Box marginTop={1} flexDirection="column">
+          {hidden > 0 ? <Text dimColor>… {hidden} more lines above (shown in full when done)</Text> : null}
+          <Box>
+            <Text>{'● '}</Text>
+            <Text>{shown}</Text>
+          </Box>
+        </Box>
+      ) : null}
+      {busy ? (
+        <Box marginTop={text.trim() === '' && running.length === 0 ? 1 : 0}>
+          <Spinner animate={animate} />
+          <Text dimColor> {text.trim() === '' ? 'Thinking…' : 'Writing…'} (Esc to stop)</Text>
+        </Box>
+      ) : null}
+    </Box>
+  );
+}

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import type { LocalSystem } from '@infinity-code/runtime';
+import type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController } from './controller.js';
+import type { ReviewBroker } from './review-broker.js';
+import type { ReviewDecision, ReviewDiff } from './review-diff.js';
+
+/** The parts of a session that need more than the runtime (sandboxes, the session list, models). */
+export interface SessionHooks {
+  /** Apply the accepted hunks of the root's diff to the working tree (`/diff`). */
+  applyToWorkingTree?(request: ReviewRequest, decision: ReviewDecision): Promise<ReviewOutcome>;
+  showDiff?(): Promise<ReviewDiff | null>;
+  listSessions?(): Promise<SessionSummary[]>;
+  setModel?(id: string): Promise<{ contextWindow?: number } | void>;
+  /** A fresh root thread (and whatever else a session owns); defaults to a new thread id. */
+  newSession?(): Promise<{ sessionId: string; rootThreadId?: string }>;
+  /** Release the session; defaults to closing the system (without waiting on pending reviews). */
+  quit?(): Promise<void>;
+}
+
+export interface LocalControllerOptions {
+  system: LocalSystem;
+  rootThreadId: string;
+  /** The broker whose `reviewer` the system was built with; without one, reports aren't reviewed. */
+  reviews?: ReviewBroker;
+  hooks?: SessionHooks;
+}
+
+/**
+ * A TuiController over a LocalSystem: the runtime half of the contract (send, stop, compact,
+ * events, reviews of children's reports), with the sandbox half supplied as hooks by the CLI.
+ */
+export function localController({ system, rootThreadId, reviews, hooks = {} }: LocalControllerOptions): TuiController {
+  let root = rootThreadId;
+  // Threads with a slice running now: what stop() interrupts. Kept from events, not polled.
+  const working = new Set<string>();
+  system.subscribe((e) => {
+    if (e.type === 'slice-started') working.add(e.threadId);
+    else if (e.type === 'slice-finished') working.delete(e.threadId);
+  });
+  return {
+    subscribe: (observer) => system.subscribe(observer),
+    onReviewRequest: (listener) => (reviews ? reviews.onRequest(listener) : () => {}),
+    async send(text) {
+      await system.sendUserText(root, text);
+    },
+    stop() {
+      let stopped = false;
+      for (const id of working) stopped = system.interrupt(id) || stopped;
+      return stopped;
+    },
+    compact: () => system.compact(root),
+    async quit() {
+      if (hooks.quit) return hooks.quit();
+      const closing = system.close();
+      // A child blocked on a review holds close() until the decision, which will not come now.
+      // Leaving is then like a crash at that point, which the runtime recovers from: the report
+      // call is re-run on the next start and its review asked again.
+      if (reviews && reviews.waiting() > 0) return;
+      await closing;
+    },
+    async newSession() {
+      const s = hooks.newSession ? await hooks.newSession() : { sessionId: randomUUID() };
+      root = s.rootThreadId ?? s.sessionId;
+      return s;
+    },
+    listSessions: () => (hooks.listSessions ? hooks.listSessions() : Promise.resolve([{ id: root, title: 'this session' }])),
+    async setModel(id) {
+      if (!hooks.setModel) throw new Error('switching models is not available in this session');
+      return hooks.setModel(id);
+    },
+    showDiff: () => (hooks.showDiff ? hooks.showDiff() : Promise.resolve(null)),
+    async resolveReview(request, decision) {
+      if (request.kind === 'report') {
+        if (!reviews) throw new Error('no review is waiting');
+        return reviews.resolve(request.id, decision);
+      }
+      if (!hooks.applyToWorkingTree) throw new Error('applying to the working tree is not available in this session');
+      return hooks.applyToWorkingTree(request, decision);
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { ReportReviewer, ThreadRecord } from '@infinity-code/runtime';
+import type { ReviewOutcome, ReviewRequest } from './controller.js';
+import type { ReviewDecision, ReviewDiff } from './review-diff.js';
+
+export interface ReviewBrokerOptions {
+  /** The child's changes since it was spawned; null or no files: nothing to review. */
+  diffOf(thread: ThreadRecord): Promise<ReviewDiff | null>;
+  /** Carry the decision out (squash accepted hunks into the parent, discard the rest). */
+  apply(request: ReviewRequest, decision: ReviewDecision): Promise<ReviewOutcome>;
+}
+
+/**
+ * Connects the runtime's report reviewer to a UI. When a child reports, `reviewer` asks for the
+ * human's decision and waits (the child waits with it); the UI hears the request through
+ * `onRequest` and answers with `resolve`. The parent's model then reads the verdict as a note
+ * on the report, and the UI gets the diff as the report's attachment.
+ */
+export interface ReviewBroker {
+  /** Pass as LocalSystem's `reviewReport` option. */
+  reviewer: ReportReviewer;
+  /** Requests waiting now and every later one; returns the unsubscribe function. */
+  onRequest(listener: (request: ReviewRequest) => void): () => void;
+  /** The human decided: apply it, release the waiting child, and say what happened. */
+  resolve(id: string, decision: ReviewDecision): Promise<ReviewOutcome>;
+  /** How many children wait on a decision now. */
+  waiting(): number;
+}
+
+interface Waiting {
+  request: ReviewRequest;
+  decide(decision: ReviewDecision): Promise<ReviewOutcome>;
+}
+
+export function createReviewBroker(opts: ReviewBrokerOptions): ReviewBroker {
+  const waiting = new Map<string, Waiting>();
+  let listeners: Array<(request: ReviewRequest) => void> = [];
+  return {
+    async reviewer(thread) {
+      const diff = await opts.diffOf(thread);
+      if (!diff || diff.files.length === 0) return {};
+      const request: ReviewRequest = { id: `review:${randomUUID()}`, kind: 'report', childThreadId: thread.id, diff };
+      const note = await new Promise<string>((release, fail) => {
+        waiting.set(request.id, {
+          request,
+          async decide(decision) {
+            try {
+              const outcome = await opts.apply(request, decision);
+              release(reviewNote(decision, outcome));
+              return outcome;
+            } catch (err) {
+              fail(err);
+              throw err;
+            }
+          },
+        });
+        for (const l of listeners) l(request);
+      });
+      return { attachment: diff, note };
+    },
+    onRequest(listener) {
+      listeners = [...listeners, listener];
+      for (const w of waiting.values()) listener(w.request);
+      return () => {
+        listeners = listeners.filter((l) => l !== listener);
+      };
+    },
+    waiting: () => waiting.size,
+    async resolve(id, decision) {
+      const w = waiting.get(id);
+      if (!w) throw new Error(`no review ${id} is waiting`);
+      waiting.delete(id);
+      return w.decide(decision);
+    },
+  };
+}
+
+/** What the parent's model (and the child) read about the human's verdict. */
+export function reviewNote(decision: ReviewDecision, outcome?: ReviewOutcome): string {
+  const lines = ['The user reviewed these changes.'];
+  if (decision.accepted.length > 0) lines.push(`Accepted: ${decision.accepted.join(', ')}.`);
+  for (const r of decision.rejected) lines.push(`Rejected ${r.id}: ${r.reason ? r.reason : '(no reason given)'}.`);
+  if (outcome?.message) lines.push(outcome.message);
+  if (outcome?.conflicts?.length) lines.push(`Conflicts in: ${outcome.conflicts.join(', ')}.`);
+  return lines.join('\n');
+}

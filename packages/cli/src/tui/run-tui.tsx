@@ -1,0 +1,37 @@
+import { render } from 'ink';
+import { App } from './app.js';
+import type { TuiController, TuiInfo } from './controller.js';
+import { createUiStore } from './store.js';
+
+export interface RunTuiOptions {
+  stdin?: NodeJS.ReadStream;
+  stdout?: NodeJS.WriteStream;
+  stderr?: NodeJS.WriteStream;
+  /** Spinners move (default true). */
+  animate?: boolean;
+  /** Route console.* above the UI instead of through it (default true; test runners own console). */
+  patchConsole?: boolean;
+}
+
+/**
+ * Runs the interactive UI until the user quits (/quit, or Ctrl+C twice). Needs a TTY on stdin:
+ * off a TTY the keyboard is inactive, so callers should go headless instead.
+ */
+export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<void> {
+  const store = createUiStore(controller, info);
+  const instance = render(<App store={store} controller={controller} animate={opts.animate ?? true} />, {
+    ...(opts.stdin ? { stdin: opts.stdin } : {}),
+    ...(opts.stdout ? { stdout: opts.stdout } : {}),
+    ...(opts.stderr ? { stderr: opts.stderr } : {}),
+    // Ctrl+C stops the agent first; the App quits on the second press.
+    exitOnCtrlC: false,
+    patchConsole: opts.patchConsole ?? true,
+    // Where the terminal supports it, Shift+Enter is told apart from Enter.
+    kittyKeyboard: { mode: 'auto', flags: ['disambiguateEscapeCodes'] },
+  });
+  try {
+    await instance.waitUntilExit();
+  } finally {
+    store.disconnect();
+  }
+}

@@ -1,0 +1,165 @@
+import { addUsage, resultText, type RuntimeEvent } from '@infinity-code/runtime';
+import { formatDelay, summarize, shortId, tail, truncate } from './format.js';
+import { estimateCost } from './pricing.js';
+import { diffStat, isReviewDiff } from './review-diff.js';
+import { flushLive, notice, pushItem, updateThread, type ChildThread, type UiState } from './ui-state.js';
+
+const CLOSED_KEPT = 256;
+
+// The runtime's framing of a report, for the model; the transcript row already says who reports.
+const REPORT_PREFIX = /^(Child thread with ID \S+ has shut down\.?\s*)?(Report from (child thread|temporary child thread created to process a subscription event):\s*)?/;
+
+/** How a runtime event changes what the screen shows. Pure. */
+export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
+  if (e.threadId !== s.rootThreadId) {
+    if (s.closedThreads.includes(e.threadId)) return e.type === 'error' ? reduceChild(s, e) : s;
+    return reduceChild(knowThread(s, e.threadId), e);
+  }
+  switch (e.type) {
+    case 'slice-started':
+      return { ...s, busy: true };
+    case 'completion-started':
+      return flushLive(s);
+    case 'text-delta':
+      return { ...s, liveText: s.liveText + e.text };
+    case 'completion-retry':
+      // The runtime discards the partial completion and asks again: so does the screen.
+      return notice({ ...s, liveText: '' }, 'retry', `${e.message} Retrying in ${formatDelay(e.delayMs)} (attempt ${e.attempt}).`);
+    case 'tool-call': {
+      const display = e.display ?? `${e.call.name} ${truncate(JSON.stringify(e.call.input), 80)}`;
+      const next = flushLive(s);
+      return {
+        ...next,
+        running: [...next.running, { callId: e.call.id, threadId: e.threadId, display, sync: e.sync, input: e.call.input }],
+        rootCalls: { ...next.rootCalls, [e.call.id]: display },
+      };
+    }
+    case 'tool-result':
+      return finishTool(s, e.toolUseId, e.isError ? 'error' : 'ok', summarize(resultText(e.content)));
+    case 'tool-interrupted':
+      return finishTool(s, e.callId, 'interrupted', e.reason === 'restart' ? 'interrupted by a restart' : 'interrupted');
+    case 'event-injected':
+      return injected(s, e);
+    case 'thread-spawned':
+      return spawned(s, e);
+    case 'compaction-started':
+      return notice(s, 'compaction', 'Compacting the conversation: older messages will be summarised.');
+    case 'compaction-applied':
+      return notice({ ...s, status: { ...s.status, contextTokens: 0 } }, 'compaction', 'Conversation compacted (the full history stays stored).');
+    case 'slice-finished': {
+      const next = sliceUsage(flushLive(s), e);
+      return { ...next, busy: false, status: { ...next.status, contextTokens: e.contextTokens } };
+    }
+    case 'error':
+      return notice(flushLive(s), 'error', e.message);
+    default:
+      return s;
+  }
+}
+
+/** Children don't stream into the transcript: their row says what they are doing. */
+function reduceChild(s: UiState, e: RuntimeEvent): UiState {
+  const id = e.threadId;
+  switch (e.type) {
+    case 'slice-started':
+      return updateThread(s, id, (t) => ({ ...t, working: true, outcome: undefined }));
+    case 'tool-call': {
+      const display = e.display ?? e.call.name;
+      const next = updateThread(s, id, (t) => ({ ...t, tool: display }));
+      return { ...next, running: [...next.running, { callId: e.call.id, threadId: id, display, sync: e.sync, input: e.call.input }] };
+    }
+    case 'tool-result':
+    case 'tool-interrupted': {
+      const callId = e.type === 'tool-result' ? e.toolUseId : e.callId;
+      // A child inherits its spawn call (and gets its instructions as that call's result): the
+      // same call id as the parent's running row, so match the thread too.
+      const next = { ...s, running: s.running.filter((r) => r.callId !== callId || r.threadId !== id) };
+      return updateThread(next, id, (t) => ({ ...t, tool: undefined }));
+    }
+    case 'thread-spawned':
+      return spawned(s, e);
+    case 'slice-finished': {
+      const next = sliceUsage(s, e);
+      const outcome = e.outcome === 'completed' ? 'idle' : e.outcome === 'awaiting-tool' ? undefined : e.outcome;
+      return updateThread(next, id, (t) => ({ ...t, working: false, ...(outcome ? { outcome } : {}) }));
+    }
+    case 'thread-closed':
+      return {
+        ...s,
+        threads: s.threads.filter((t) => t.id !== id),
+        closedThreads: [...s.closedThreads, id].slice(-CLOSED_KEPT),
+        running: s.running.filter((r) => r.threadId !== id),
+      };
+    case 'error': {
+      const label = s.threads.find((t) => t.id === id)?.label ?? shortId(id);
+      return notice(s, 'error', `[${label}] ${e.message}`);
+    }
+    default:
+      return s;
+  }
+}
+
+/** Events of a thread we never saw spawned (a resumed session) still get a row. */
+function knowThread(s: UiState, id: string): UiState {
+  if (s.threads.some((t) => t.id === id)) return s;
+  const t: ChildThread = { id, parentId: s.rootThreadId, kind: 'child', label: `thread ${shortId(id)}`, depth: 1, working: false };
+  return { ...s, threads: [...s.threads, t] };
+}
+
+function spawned(s: UiState, e: Extract<RuntimeEvent, { type: 'thread-spawned' }>): UiState {
+  const parentDepth = e.threadId === s.rootThreadId ? 0 : (s.threads.find((t) => t.id === e.threadId)?.depth ?? 1);
+  const call = s.running.find((r) => r.callId === e.spawnCallId && r.threadId === e.threadId);
+  let label: string;
+  if (e.kind === 'child') {
+    const instructions = typeof call?.input.instructions === 'string' ? call.input.instructions : '';
+    label = truncate(instructions.split('\n')[0]?.trim() || `thread ${shortId(e.childId)}`, 60);
+  } else if (e.kind === 'event') {
+    label = `event of ${s.rootCalls[e.spawnCallId] ?? call?.display ?? shortId(e.spawnCallId)}`;
+  } else {
+    label = 'compaction';
+  }
+  const known = { id: e.childId, parentId: e.threadId, kind: e.kind, label, depth: parentDepth + 1 };
+  // The child may have started before this event reached us: keep what its row already shows.
+  if (s.threads.some((t) => t.id === e.childId)) return updateThread(s, e.childId, (t) => ({ ...t, ...known }));
+  return { ...s, threads: [...s.threads, { ...known, working: false }] };
+}
+
+function injected(s: UiState, e: Extract<RuntimeEvent, { type: 'event-injected' }>): UiState {
+  const body = resultText(e.content);
+  const next = flushLive(s);
+  if (e.source === 'report') {
+    const child = e.childThreadId ? next.threads.find((t) => t.id === e.childThreadId) : undefined;
+    const from = child?.label ?? (e.childThreadId ? `thread ${shortId(e.childThreadId)}` : 'a child thread');
+    // The review itself happened before delivery (the controller's report reviewer); the
+    // attachment is the reviewed diff, shown here as a summary.
+    const diff = isReviewDiff(e.attachment) && e.attachment.files.length > 0 ? e.attachment : undefined;
+    return pushItem(next, {
+      kind: 'report',
+      from,
+      text: body.replace(REPORT_PREFIX, ''),
+      ...(diff ? { diffStat: diffStat(diff) } : {}),
+    });
+  }
+  const source = next.rootCalls[e.originalCallId] ?? (e.source === 'parent' ? 'parent' : 'event');
+  return pushItem(next, { kind: 'event', source, lines: tail(body, 5) });
+}
+
+function finishTool(s: UiState, callId: string, status: 'ok' | 'error' | 'interrupted', summary: string): UiState {
+  const call = s.running.find((r) => r.callId === callId && r.threadId === s.rootThreadId);
+  // Unknown: already ended on screen (the user's message interrupted it), or before this UI started.
+  if (!call) return s;
+  const next = { ...s, running: s.running.filter((r) => r !== call) };
+  return pushItem(next, { kind: 'tool', display: call.display, summary, status });
+}
+
+function sliceUsage(s: UiState, e: Extract<RuntimeEvent, { type: 'slice-finished' }>): UiState {
+  const cost = estimateCost(s.status.model, e.usage);
+  return {
+    ...s,
+    status: {
+      ...s.status,
+      usage: addUsage(s.status.usage, e.usage),
+      ...(cost === undefined ? {} : { cost: (s.status.cost ?? 0) + cost }),
+    },
+  };
+}

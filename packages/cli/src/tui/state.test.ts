@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import {
+  LocalSystem,
+  MemoryStore,
+  ScriptedProvider,
+  type AsyncTool,
+  type AsyncToolContext,
+  type Brain,
+  type RuntimeEvent,
+  type Tool,
+} from '@infinity-code/runtime';
+import { initialState, reduce, type UiAction, type UiState } from './state.js';
+import { heldTool, lastText } from './testing.js';
+
+const INFO = { model: 'claude-haiku-4-5', contextWindow: 1000, backend: 'copy', sessionId: 'root' };
+
+/** Runs a real system and folds every event it emits (and the given UI actions) into UI state. */
+async function session(brain: Brain, tools: Tool[] = [], model = INFO.model) {
+  const system = new LocalSystem({ store: new MemoryStore(), provider: new ScriptedProvider(brain), tools, model, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  let state: UiState = initialState({ ...INFO, model });
+  const events: RuntimeEvent[] = [];
+  system.subscribe((e) => {
+    events.push(e);
+    state = reduce(state, e);
+  });
+  await system.start();
+  return {
+    system,
+    events,
+    get state() {
+      return state;
+    },
+    act(a: UiAction) {
+      state = reduce(state, a);
+    },
+    async say(text: string) {
+      state = reduce(state, { type: 'ui:submit', text });
+      await system.sendUserText('root', text);
+    },
+  };
+}
+
+describe('the UI reducer over real runtime events', () => {
+  it('ends a call the user interrupted above their message, once', async () => {
+    const build = heldTool('build', '$ make');
+    const s = await session((r) => (lastText(r) === 'build it' ? { text: 'Building.', toolCall: { name: 'build', input: {} } } : { text: 'Stopped; what now?' }), [build]);
+    await s.say('build it');
+    await s.system.whenIdle({ ignoreRunningTools: true });
+    expect(s.state.running.map((r) => r.display)).toEqual(['$ make']);
+    await s.say('never mind');
+    await s.system.whenIdle({ ignoreRunningTools: true });
+    expect(s.events.some((e) => e.type === 'tool-interrupted')).toBe(true);
+    const items = s.state.items.map((i) => {
+      if (i.kind === 'tool') return `tool:${i.status}:${i.summary}`;
+      return i.kind === 'event' ? `event:${i.source}` : `${i.kind}:${i.text}`;
+    });
+    expect(items).toEqual(['user:build it', 'assistant:Building.', 'tool:interrupted:ended by your message', 'user:never mind', 'assistant:Stopped; what now?']);
+    expect(s.state.running).toEqual([]);
+    await s.system.close();
+  });
+
+  it('shows background command output as it arrives, named by the command', async () => {
+    let ctx: AsyncToolContext | undefined;
+    const exec: AsyncTool = {
+      kind: 'async',
+      name: 'execute_command',
+      description: 'Run a command.',
+      input_schema: { type: 'object', properties: { command: { type: 'string' } } },
+      display: (input) => `$ ${String(input.command)}`,
+      dispatch(_input, c) {
+        ctx = c;
+        void c.respond({ content: 'Still running in the background.', subscription: true });
+      },
+    };
+    const s = await session((r) => (lastText(r) === 'test' ? { toolCall: { name: 'execute_command', input: { command: 'npm test' } } } : { text: 'ok' }), [exec]);
+    await s.say('test');
+    await s.system.whenIdle();
+    const lines = Array.from({ length: 8 }, (_, i) => `ok ${i + 1}`).join('\n');
+    await ctx!.emit({ content: lines, associative: true });
+    await ctx!.emit({ content: 'exit code 0', associative: true, final: true });
+    await s.system.whenIdle();
+    const shown = s.state.items.filter((i) => i.kind === 'event');
+    expect(shown).toEqual([
+      expect.objectContaining({ source: '$ npm test', lines: ['ok 4', 'ok 5', 'ok 6', 'ok 7', 'ok 8'] }),
+      expect.objectContaining({ source: '$ npm test', lines: ['exit code 0'] }),
+    ]);
+    expect(s.state.items.find((i) => i.kind === 'tool')).toMatchObject({ display: '$ npm test', summary: 'Still running in the background.' });
+    await s.system.close();
+  });
+
+  it('prices usage per model, and says when it cannot', async () => {
+    const usage = { input_tokens: 400, output_tokens: 1_000_000 };
+    const known = await session(() => ({ text: 'hi', usage }));
+    await known.say('hello');
+    await known.system.whenIdle();
+    // Haiku 4.5: $1/M in, $5/M out.
+    expect(known.state.status.cost).toBeCloseTo(5.0004, 6);
+    expect(known.state.status.contextTokens).toBe(400);
+    const unknown = await session(() => ({ text: 'hi', usage }), [], 'some-local-model');
+    await unknown.say('hello');
+    await unknown.system.whenIdle();
+    expect(unknown.state.status.cost).toBeUndefined();
+    expect(unknown.state.status.usage.output_tokens).toBe(1_000_000);
+    await known.system.close();
+    await unknown.system.close();
+  });
+
+  it('hides compaction helpers from the thread rows and notes the compaction', async () => {
+    const s = await session((r) => (lastText(r).includes('compaction thread') ? { text: 'SUMMARY' } : { text: 'noted' }));
+    await s.say('remember');
+    await s.system.whenIdle();
+    await s.system.compact('root');
+    await s.system.whenIdle();
+    expect(s.events.some((e) => e.type === 'thread-spawned' && e.kind === 'compaction')).toBe(true);
+    expect(s.state.threads).toEqual([]);
+    expect(s.state.items.filter((i) => i.kind === 'notice').map((i) => i.kind === 'notice' && i.level)).toEqual(['compaction', 'compaction']);
+    await s.system.close();
+  });
+
+  it('starts over on a new session and keeps the model switch in the status', () => {
+    let s = initialState(INFO);
+    s = reduce(s, { type: 'ui:submit', text: 'hello' });
+    s = reduce(s, { type: 'ui:model', model: 'claude-opus-4-5', contextWindow: 500 });
+    s = reduce(s, { type: 'ui:session', sessionId: 'abc', rootThreadId: 'abc' });
+    expect(s).toMatchObject({ rootThreadId: 'abc', epoch: 1, status: { model: 'claude-opus-4-5', contextWindow: 500, sessionId: 'abc' } });
+    expect(s.items).toEqual([{ kind: 'notice', level: 'info', text: 'New session abc.', id: 3 }]);
+  });
+});

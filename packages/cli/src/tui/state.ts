@@ -1,0 +1,95 @@
+import type { RuntimeEvent } from '@infinity-code/runtime';
+import { reduceRuntime } from './state-runtime.js';
+import type { ReviewRequest } from './controller.js';
+import { shortId } from './format.js';
+import { priceOf } from './pricing.js';
+import { flushLive, notice, pushItem, updateThread, type NoticeLevel, type PendingReview, type UiState } from './ui-state.js';
+
+export * from './ui-state.js';
+
+/** What the UI itself does to its state (as opposed to runtime events). */
+export type UiAction =
+  /** The user sent a message to the root thread. */
+  | { type: 'ui:submit'; text: string }
+  | { type: 'ui:notice'; level: NoticeLevel; text: string }
+  /** `/new`: a fresh session with its own root thread. */
+  | { type: 'ui:session'; sessionId: string; rootThreadId: string }
+  | { type: 'ui:model'; model: string; contextWindow?: number }
+  /** A diff to review (a child's report waits for it, or `/diff`); the title defaults from the thread. */
+  | { type: 'ui:review-open'; review: ReviewRequest & { title?: string } }
+  /** A review was decided (or failed); it leaves the queue. */
+  | { type: 'ui:review-closed'; id: string }
+  | { type: 'ui:quit-armed'; armed: boolean };
+
+function isUiAction(x: RuntimeEvent | UiAction): x is UiAction {
+  return x.type.startsWith('ui:');
+}
+
+/** The whole screen state as a function of what happened. Pure: no I/O, no clock. */
+export function reduce(s: UiState, event: RuntimeEvent | UiAction): UiState {
+  return isUiAction(event) ? reduceUi(s, event) : reduceRuntime(s, event);
+}
+
+function reduceUi(s: UiState, a: UiAction): UiState {
+  switch (a.type) {
+    case 'ui:submit': {
+      // The message ends whatever the root waits on (DESIGN §2: user text interrupts a pending
+      // call), so those rows finish above it, keeping the transcript in the order things happened.
+      let next = flushLive(s);
+      for (const r of next.running) {
+        if (r.threadId !== s.rootThreadId || r.sync) continue;
+        next = pushItem(next, { kind: 'tool', display: r.display, summary: 'ended by your message', status: 'interrupted' });
+      }
+      next = { ...next, running: next.running.filter((r) => r.threadId !== s.rootThreadId || r.sync) };
+      return pushItem(next, { kind: 'user', text: a.text });
+    }
+    case 'ui:notice':
+      return notice(s, a.level, a.text);
+    case 'ui:session':
+      return notice(
+        {
+          ...s,
+          rootThreadId: a.rootThreadId,
+          epoch: s.epoch + 1,
+          items: [],
+          liveText: '',
+          busy: false,
+          running: [],
+          threads: [],
+          closedThreads: [],
+          rootCalls: {},
+          reviews: [],
+          status: { ...s.status, sessionId: a.sessionId, contextTokens: 0 },
+        },
+        'info',
+        `New session ${a.sessionId}.`,
+      );
+    case 'ui:model':
+      return notice(
+        {
+          ...s,
+          status: {
+            ...s.status,
+            model: a.model,
+            contextWindow: a.contextWindow ?? s.status.contextWindow,
+            ...(s.status.cost === undefined && priceOf(a.model) ? { cost: 0 } : {}),
+          },
+        },
+        'info',
+        `Model set to ${a.model}.`,
+      );
+    case 'ui:review-open': {
+      if (s.reviews.some((r) => r.id === a.review.id)) return s;
+      const child = a.review.childThreadId;
+      const label = s.threads.find((t) => t.id === child)?.label ?? (child ? `thread ${shortId(child)}` : 'a child thread');
+      const review: PendingReview = { ...a.review, title: a.review.title ?? `Changes from ${label}` };
+      const next = { ...s, reviews: [...s.reviews, review] };
+      // The child is blocked on the human now; its row should say so.
+      return child ? updateThread(next, child, (t) => ({ ...t, tool: 'waiting for your review' })) : next;
+    }
+    case 'ui:review-closed':
+      return { ...s, reviews: s.reviews.filter((r) => r.id !== a.id) };
+    case 'ui:quit-armed':
+      return { ...s, quitArmed: a.armed };
+  }
+}

@@ -1,0 +1,44 @@
+import type { RuntimeEvent } from '@infinity-code/runtime';
+import type { TuiController, TuiInfo } from './controller.js';
+import { initialState, reduce, type UiAction, type UiState } from './state.js';
+
+/**
+ * The UI state outside React: it subscribes to the runtime as soon as it is created, so no event
+ * is lost between creating the UI and React running its effects, and React reads it through
+ * useSyncExternalStore.
+ */
+export interface UiStore {
+  getState(): UiState;
+  dispatch(event: RuntimeEvent | UiAction): void;
+  /** For React: called after every change. */
+  subscribe(listener: () => void): () => void;
+  /** Stop listening to the runtime. */
+  disconnect(): void;
+}
+
+export function createUiStore(controller: TuiController, info: TuiInfo): UiStore {
+  let state = initialState(info);
+  let listeners: Array<() => void> = [];
+  const dispatch = (event: RuntimeEvent | UiAction) => {
+    const next = reduce(state, event);
+    if (next === state) return;
+    state = next;
+    for (const l of listeners) l();
+  };
+  const unsubscribe = controller.subscribe(dispatch);
+  const unsubscribeReviews = controller.onReviewRequest((review) => dispatch({ type: 'ui:review-open', review }));
+  return {
+    getState: () => state,
+    dispatch,
+    subscribe(listener) {
+      listeners = [...listeners, listener];
+      return () => {
+        listeners = listeners.filter((l) => l !== listener);
+      };
+    },
+    disconnect() {
+      unsubscribe();
+      unsubscribeReviews();
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { Box, Text } from 'ink';
+import { Spinner } from './spinner.js';
+import type { ChildThread } from './ui-state.js';
+
+/** What a child is doing, in a few words. */
+export function activity(t: ChildThread): string {
+  if (t.working) return t.tool ? t.tool : 'thinking';
+  if (t.tool) return `waiting on ${t.tool}`;
+  return t.outcome ?? 'starting';
+}
+
+/**
+ * One row per live child thread (compaction helpers are not shown: they have a notice). At most
+ * `maxRows`, busy ones first, so dozens of children can't push the live region off the screen.
+ */
+export function ThreadRows({ threads, animate, maxRows = 8 }: { threads: ChildThread[]; animate: boolean; maxRows?: number }) {
+  const live = threads.filter((t) => t.kind !== 'compaction');
+  if (live.length === 0) return null;
+  const keep = new Set([...live.filter((t) => t.working), ...live.filter((t) => !t.working)].slice(0, maxRows));
+  const shown = live.filter((t) => keep.has(t));
+  return (
+    <Box flexDirection="column" marginTop={1}>
+      <Text dimColor>Threads ({live.length})</Text>
+      {shown.map((t) => (
+        <Box key={t.id} paddingLeft={2 * t.depth - 1}>
+          {t.working ? <Spinner animate={animate} /> : <Text color="gray">◇</Text>}
+          <Text> {t.label}</Text>
+          <Text color={t.outcome === 'failed' ? 'red' : 'gray'}> · {activity(t)}</Text>
+        </Box>
+      ))}
+      {live.length > shown.length ? <Text dimColor>  … and {live.length - shown.length} more</Text> : null}
+    </Box>
+  );
+}

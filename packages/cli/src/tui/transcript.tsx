@@ -1,0 +1,74 @@
+import { Box, Static, Text } from 'ink';
+import type { TranscriptItem } from './ui-state.js';
+import { ToolRow } from './tool-row.js';
+
+const NOTICE: Record<string, { mark: string; color: string }> = {
+  info: { mark: 'ℹ', color: 'gray' },
+  error: { mark: '✗', color: 'red' },
+  retry: { mark: '↻', color: 'yellow' },
+  compaction: { mark: '≡', color: 'magenta' },
+};
+
+/**
+ * Finished items, printed once through <Static>: they scroll up with the terminal and are never
+ * redrawn, so the live region below stays small however long the session gets.
+ */
+export function Transcript({ items, epoch }: { items: TranscriptItem[]; epoch: number }) {
+  return (
+    <Static key={epoch} items={items}>
+      {(item) => <Entry key={item.id} item={item} />}
+    </Static>
+  );
+}
+
+export function Entry({ item }: { item: TranscriptItem }) {
+  switch (item.kind) {
+    case 'user':
+      return (
+        <Box marginTop={1}>
+          <Text color="cyan" bold>
+            {'› '}
+          </Text>
+          <Text>{item.text}</Text>
+        </Box>
+      );
+    case 'assistant':
+      return (
+        <Box marginTop={1}>
+          <Text>{'● '}</Text>
+          <Text>{item.text}</Text>
+        </Box>
+      );
+    case 'tool':
+      return <ToolRow display={item.display} status={item.status} summary={item.summary} />;
+    case 'report':
+      return (
+        <Box flexDirection="column" marginTop={1}>
+          <Text color="blue" bold>
+            ↳ Report from {item.from}
+            {item.diffStat ? <Text color="gray"> (changes: {item.diffStat})</Text> : null}
+          </Text>
+          <Box paddingLeft={2}>
+            <Text>{item.text}</Text>
+          </Box>
+        </Box>
+      );
+    case 'event':
+      return (
+        <Box flexDirection="column">
+          <Text dimColor>⎿ output of {item.source}</Text>
+          {item.lines.map((l, i) => (
+            <Text key={i} dimColor>{`    ${l}`}</Text>
+          ))}
+        </Box>
+      );
+    case 'notice': {
+      const n = NOTICE[item.level]!;
+      return (
+        <Text color={n.color}>
+          {n.mark} {item.text}
+        </Text>
+      );
+    }
+  }
+}

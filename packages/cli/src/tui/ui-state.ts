@@ -1,0 +1,129 @@
+import { ZERO_USAGE, type Usage } from '@infinity-code/runtime';
+import type { ReviewRequest, TuiInfo } from './controller.js';
+import { priceOf } from './pricing.js';
+
+export type NoticeLevel = 'info' | 'error' | 'retry' | 'compaction';
+
+/** A finished transcript entry: never changes once added (it is printed once, in <Static>). */
+export type TranscriptItem =
+  | { kind: 'user'; id: number; text: string }
+  | { kind: 'assistant'; id: number; text: string }
+  | { kind: 'tool'; id: number; display: string; summary: string; status: 'ok' | 'error' | 'interrupted' }
+  /** A child's report injected into the root; `diffStat` when it carries a diff to review. */
+  | { kind: 'report'; id: number; from: string; text: string; diffStat?: string }
+  /** Subscription output (a background command) injected into the root. */
+  | { kind: 'event'; id: number; source: string; lines: string[] }
+  | { kind: 'notice'; id: number; level: NoticeLevel; text: string };
+
+/** A tool call awaiting its result. */
+export interface RunningTool {
+  callId: string;
+  threadId: string;
+  display: string;
+  /** Synchronous calls run inside the slice; only asynchronous ones outlive it. */
+  sync: boolean;
+  /** The raw call, kept while running so a spawn can label its child. */
+  input: Record<string, unknown>;
+}
+
+/** A live thread other than the root. */
+export interface ChildThread {
+  id: string;
+  parentId: string;
+  kind: 'child' | 'event' | 'compaction';
+  label: string;
+  depth: number;
+  /** A slice of this thread is running. */
+  working: boolean;
+  /** Display line of the call it is running or waiting on. */
+  tool?: string;
+  /** How its last slice ended, when it isn't working. */
+  outcome?: string;
+}
+
+export interface StatusInfo {
+  model: string;
+  contextWindow: number;
+  backend: string;
+  sessionId: string;
+  /** Summed over every slice of every thread this session. */
+  usage: Usage;
+  /** Estimated USD; undefined while no usage had a known price. */
+  cost?: number;
+  /** Input tokens of the root's last completion. */
+  contextTokens: number;
+}
+
+/** A review to show, with a title for its header. */
+export interface PendingReview extends ReviewRequest {
+  title: string;
+}
+
+export interface UiState {
+  rootThreadId: string;
+  /** Bumped on /new: the transcript's <Static> is keyed by it so it starts over. */
+  epoch: number;
+  items: TranscriptItem[];
+  nextId: number;
+  /** Root text streaming now (not yet a finished item). */
+  liveText: string;
+  /** A slice of the root runs. */
+  busy: boolean;
+  running: RunningTool[];
+  threads: ChildThread[];
+  /** Recently closed threads (bounded): late events of theirs must not bring a row back. */
+  closedThreads: string[];
+  /** Display lines of the root's calls, to name the output of its background commands. */
+  rootCalls: Record<string, string>;
+  status: StatusInfo;
+  /** Diffs awaiting review, oldest first; the first one is on screen. */
+  reviews: PendingReview[];
+  /** Ctrl+C was pressed once: the next press quits. */
+  quitArmed: boolean;
+}
+
+export function initialState(info: TuiInfo): UiState {
+  return {
+    rootThreadId: info.rootThreadId ?? info.sessionId,
+    epoch: 0,
+    items: [],
+    nextId: 1,
+    liveText: '',
+    busy: false,
+    running: [],
+    threads: [],
+    closedThreads: [],
+    rootCalls: {},
+    status: {
+      model: info.model,
+      contextWindow: info.contextWindow,
+      backend: info.backend,
+      sessionId: info.sessionId,
+      usage: ZERO_USAGE,
+      ...(priceOf(info.model) ? { cost: 0 } : {}),
+      contextTokens: 0,
+    },
+    reviews: [],
+    quitArmed: false,
+  };
+}
+
+type NewItem = TranscriptItem extends infer T ? (T extends { id: number } ? Omit<T, 'id'> : never) : never;
+
+export function pushItem(s: UiState, item: NewItem): UiState {
+  return { ...s, items: [...s.items, { ...item, id: s.nextId } as TranscriptItem], nextId: s.nextId + 1 };
+}
+
+export function notice(s: UiState, level: NoticeLevel, text: string): UiState {
+  return pushItem(s, { kind: 'notice', level, text });
+}
+
+/** The root's streamed text becomes a finished assistant item. */
+export function flushLive(s: UiState): UiState {
+  if (s.liveText.trim() === '') return s.liveText === '' ? s : { ...s, liveText: '' };
+  return { ...pushItem(s, { kind: 'assistant', text: s.liveText.trimEnd() }), liveText: '' };
+}
+
+export function updateThread(s: UiState, id: string, f: (t: ChildThread) => ChildThread): UiState {
+  return { ...s, threads: s.threads.map((t) => (t.id === id ? f(t) : t)) };
+}
