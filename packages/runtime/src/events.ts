@@ -33,6 +33,8 @@ export type RuntimeEvent =
       toolUseId: string;
       content: ResultContent[];
       isError: boolean;
+      /** The call goes on in the background: its output follows as events. */
+      subscription?: boolean;
     }
   | { type: 'tool-interrupted'; threadId: string; callId: string; reason: 'user' | 'input' | 'restart' }
   | {
@@ -44,6 +46,8 @@ export type RuntimeEvent =
       content: ResultContent[];
       childThreadId?: string;
       attachment?: unknown;
+      /** The subscription's last event (e.g. a background command exited). */
+      final?: boolean;
     }
   | { type: 'thread-spawned'; threadId: string; childId: string; kind: 'child' | 'event' | 'compaction'; spawnCallId: string }
   | { type: 'thread-closed'; threadId: string }

@@ -24,6 +24,7 @@ export type {
   ToolCall,
   ToolContext,
   ToolDefinition,
+  ToolEvent,
   ToolOutput,
 } from './tool.js';
 export { EventBus, type Observer, type RuntimeEvent, type RuntimeEventType, type SliceOutcome } from './events.js';

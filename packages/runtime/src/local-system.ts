@@ -61,6 +61,10 @@ export class LocalSystem {
       },
     };
     this.cache = new ThreadCache(opts.cacheMessages ?? 50_000);
+    // An interrupted call's late result is stale: stop waiting for it.
+    this.events.subscribe((e) => {
+      if (e.type === 'tool-interrupted') this.settled(e.threadId, e.callId);
+    });
   }
 
   subscribe(observer: Observer): () => void {

@@ -14,6 +14,7 @@ export type DropReason = 'duplicate' | 'stale' | 'closed' | 'inactive';
 
 export interface Injected {
   injectedId: string;
+  final?: boolean;
   source: 'event' | 'report' | 'parent';
   originalCallId: string;
   content: ResultContent[];
@@ -135,7 +136,9 @@ export class Preparer {
           this.threaded.push({ input, event: body, sub });
           return;
         }
-        this.inject(input, 'event', body.toolUseId, sub.name, sub.input, body.content, body.isError === true);
+        this.inject(input, 'event', body.toolUseId, sub.name, sub.input, body.content, body.isError === true, {
+          final: body.final === true,
+        });
         return;
       }
       case 'report': {
@@ -193,7 +196,7 @@ export class Preparer {
     originalArgs: Record<string, unknown>,
     content: ResultContent[],
     isError: boolean,
-    extra: { childThreadId?: string; attachment?: unknown } = {},
+    extra: { childThreadId?: string; attachment?: unknown; final?: boolean } = {},
   ): void {
     this.settlePending('input');
     const injectedId = derivedId('toolu_ev_', this.ctx.record.id, input.id);
@@ -212,6 +215,7 @@ export class Preparer {
     const info: Injected = { injectedId, source, originalCallId, content };
     if (extra.childThreadId !== undefined) info.childThreadId = extra.childThreadId;
     if (extra.attachment !== undefined) info.attachment = extra.attachment;
+    if (extra.final) info.final = true;
     this.injected.push(info);
     this.accept(input);
   }

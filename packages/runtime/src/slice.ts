@@ -219,7 +219,14 @@ function announce(deps: SliceDeps, thread: LoadedThread, prep: Preparer): void {
   for (const input of prep.accepted) {
     const body = input.body;
     if (body.kind === 'tool_result') {
-      bus.emit({ type: 'tool-result', threadId, toolUseId: body.toolUseId, content: body.content, isError: body.isError === true });
+      bus.emit({
+        type: 'tool-result',
+        threadId,
+        toolUseId: body.toolUseId,
+        content: body.content,
+        isError: body.isError === true,
+        ...(body.subscription ? { subscription: true } : {}),
+      });
     } else if (body.kind === 'user_text') {
       bus.emit({ type: 'input-accepted', threadId, input });
     }
