@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { copyFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { SessionContext } from './backend.js';
+import type { SandboxDiff } from './diff.js';
+import { ApplyError } from './errors.js';
+import { unquoteGitPath, type GitRunner } from './git.js';
+import { stagePaths } from './stage-paths.js';
+
+export interface ApplyResult {
+  /** True when every file applied without conflict. */
+  clean: boolean;
+  /** Files left with conflict markers, repo-relative. */
+  conflicts: string[];
+  /** Every file the patch touched (new paths of renames). */
+  files: string[];
+}
+
+export interface ApplyTarget {
+  /** git runner that can see `workTree` (inside the namespace for overlay sandboxes). */
+  git: GitRunner;
+  /** Work tree as `git` sees it. */
+  workTree: string;
+  /** Index to start the temporary index from (its stat data saves re-hashing); null: empty. */
+  startIndex: string | null;
+  /** For messages: "the working tree at /x" or "sandbox s1". */
+  label: string;
+}
+
+/**
+ * 3-way apply through a temporary index. The index first takes the target's current content at
+ * the touched paths, so edits made there meanwhile count as "ours": disjoint edits merge, and
+ * overlapping ones get conflict markers. The target's real index (the user's) is never written.
+ */
+export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff: SandboxDiff): Promise<ApplyResult> {
+  const files = diff.files.map((f) => f.path);
+  if (diff.isEmpty) return { clean: true, conflicts: [], files };
+  const id = randomUUID();
+  const index = path.join(ctx.tmpDir, `apply-${id}.index`);
+  const patchFile = path.join(ctx.tmpDir, `apply-${id}.patch`);
+  try {
+    if (target.startIndex) {
+      await copyFile(target.startIndex, index).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+      });
+    }
+    await writeFile(patchFile, diff.patchBytes);
+    const env = { ...ctx.objectEnv, GIT_INDEX_FILE: index };
+    const base = [`--git-dir=${ctx.repo.gitDir}`, `--work-tree=${target.workTree}`, '-c', 'core.quotePath=false'];
+    const touched = new Set(diff.files.flatMap((f) => (f.oldPath ? [f.oldPath, f.path] : [f.path])));
+    // update-index, unlike add, also takes ignored files and quietly skips missing ones.
+    await stagePaths({
+      git: target.git,
+      gitDir: ctx.repo.gitDir,
+      workTree: target.workTree,
+      index,
+      paths: [...touched],
+      env: ctx.objectEnv,
+      cwd: target.workTree,
+    });
+    const out = await target.git([...base, 'apply', '--3way', '--whitespace=nowarn', patchFile], {
+      cwd: target.workTree,
+      env,
+      okExitCodes: [1],
+    });
+    const conflicts = out.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('U '))
+      .map((l) => unquoteGitPath(l.slice(2)));
+    if (out.exitCode !== 0 && conflicts.length === 0) throw new ApplyError(target.label, out.stderr);
+    return { clean: conflicts.length === 0, conflicts, files };
+  } finally {
+    await rm(index, { force: true });
+    await rm(`${index}.lock`, { force: true });
+    await rm(patchFile, { force: true });
+  }
+}

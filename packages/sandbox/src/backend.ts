@@ -1,0 +1,80 @@
+import type { ChildProcess } from 'node:child_process';
+import type { Snapshot } from './base-snapshot.js';
+import type { GitRunner } from './git.js';
+import type { RepoInfo } from './repo.js';
+
+export type BackendName = 'overlay-userns' | 'overlay-root' | 'copy';
+
+/** Everything a backend needs to know about the session it serves. */
+export interface SessionContext {
+  readonly sessionId: string;
+  readonly sessionDir: string;
+  readonly repo: RepoInfo;
+  readonly snapshot: Snapshot;
+  /** The snapshot checked out (outside the repository); the bottom layer of every sandbox. */
+  readonly baseDir: string;
+  /** Index of `baseDir` with fresh stat data; sandboxes copy it. */
+  readonly baseIndex: string;
+  /** Session object store (the user's objects are its alternate). */
+  readonly objectsDir: string;
+  /** Scratch space for temporary indexes and patch files. */
+  readonly tmpDir: string;
+  /** Ignored `node_modules` directories (repo-relative) shared into sandboxes. */
+  readonly heavyDirs: readonly string[];
+  /** Env that routes new objects into the session store. */
+  readonly objectEnv: Readonly<Record<string, string>>;
+}
+
+export type DiffSince = 'spawn' | 'snapshot';
+
+export interface CommandSpec {
+  command: string;
+  /** Repo-relative working directory. */
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** One sandbox as a backend sees it. Callers serialise structural changes (see Sandbox). */
+export interface BackendSandbox {
+  /** Storage directory of this sandbox. */
+  readonly dir: string;
+  /** Where commands see the merged view: the repository's own path on overlay backends. */
+  readonly commandRoot: string;
+  /** Host path through which this process reads and writes the merged view. */
+  viewRoot(): Promise<string>;
+  /** git with the merged view reachable at `commandRoot` (inside the namespace on overlay). */
+  git(): Promise<GitRunner>;
+  /** Starts a shell command in the merged view, as leader of a new process group. */
+  spawn(spec: CommandSpec): Promise<ChildProcess>;
+  /** Trees before and after this sandbox's own changes (or all changes since the snapshot). */
+  changeTrees(since: DiffSince): Promise<{ from: string; to: string }>;
+  /** Releases processes (e.g. a namespace holder) but keeps storage. Safe to call repeatedly. */
+  release(): Promise<void>;
+  /** Releases and deletes this sandbox's storage. */
+  destroy(): Promise<void>;
+}
+
+export interface BackendSession {
+  createRoot(name: string): Promise<BackendSandbox>;
+  /**
+   * Stacks a new sandbox on `parent`'s current state. The caller holds the parent exclusively
+   * (no file operation in flight); `parentBusy` says whether commands still run in it.
+   */
+  spawnChild(parent: BackendSandbox, name: string, opts: { parentBusy: boolean }): Promise<BackendSandbox>;
+  /** Called after sandboxes were destroyed: frees layers no live sandbox stacks on. */
+  collectGarbage(live: readonly BackendSandbox[]): Promise<void>;
+}
+
+export interface ProbeOutcome {
+  ok: boolean;
+  /** Why the backend is unavailable, or what it was checked with. */
+  detail: string;
+}
+
+export interface SandboxBackend {
+  readonly name: BackendName;
+  /** True when commands see the merged view at the repository's own absolute path. */
+  readonly mountsAtRepoPath: boolean;
+  probe(scratchDir: string): Promise<ProbeOutcome>;
+  open(ctx: SessionContext): Promise<BackendSession>;
+}

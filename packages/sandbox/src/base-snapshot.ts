@@ -1,0 +1,87 @@
+import { copyFile, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { hostGit, text } from './git.js';
+import type { RepoInfo } from './repo.js';
+
+/** A commit of the user's working tree as it was when the session started. */
+export interface Snapshot {
+  commit: string;
+  tree: string;
+  /** The user's HEAD at the time, or null in a repository without commits. */
+  parent: string | null;
+}
+
+/**
+ * Objects we create (snapshot blobs, diff trees) go to the session's own object directory, with
+ * the user's objects as an alternate: nothing is written into the user's repository.
+ */
+export function objectEnv(repo: RepoInfo, objectsDir: string): Record<string, string> {
+  return {
+    GIT_OBJECT_DIRECTORY: objectsDir,
+    GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(repo.commonDir, 'objects'),
+  };
+}
+
+/** Config that keeps our plumbing away from user hooks and caches tied to the real index. */
+export const PLUMBING_CONFIG = ['-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false'];
+
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'infinity-code',
+  GIT_AUTHOR_EMAIL: 'infinity-code@localhost',
+  GIT_COMMITTER_NAME: 'infinity-code',
+  GIT_COMMITTER_EMAIL: 'infinity-code@localhost',
+};
+
+/**
+ * Snapshots the working tree with a temporary index: a copy of the user's index keeps the stat
+ * cache (so only changed files are hashed), `add -A` picks up modified and untracked files, and
+ * the user's index, HEAD, branch and files are never written.
+ */
+export async function takeSnapshot(repo: RepoInfo, objectsDir: string, scratchDir: string): Promise<Snapshot> {
+  await mkdir(scratchDir, { recursive: true });
+  const index = path.join(scratchDir, `snapshot-${process.pid}.index`);
+  await copyFile(path.join(repo.gitDir, 'index'), index).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+  const env = { ...objectEnv(repo, objectsDir), GIT_INDEX_FILE: index, ...IDENTITY };
+  try {
+    await hostGit([...PLUMBING_CONFIG, 'add', '-A'], { cwd: repo.root, env });
+    const tree = text(await hostGit(['write-tree'], { cwd: repo.root, env }));
+    const headOut = await hostGit(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], {
+      cwd: repo.root,
+      env,
+      okExitCodes: [1],
+    });
+    const parent = headOut.exitCode === 0 ? text(headOut) : null;
+    const commit = text(
+      await hostGit(
+        ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', 'infinity-code: snapshot of the working tree'],
+        { cwd: repo.root, env },
+      ),
+    );
+    return { commit, tree, parent };
+  } finally {
+    await rm(index, { force: true });
+    await rm(`${index}.lock`, { force: true });
+  }
+}
+
+/**
+ * Checks the snapshot out once into `baseDir` (outside the repository) with its own index, which
+ * then holds fresh stat data for every base file: sandboxes copy it so `git status` inside them
+ * does not re-hash the tree.
+ */
+export async function materializeBase(
+  repo: RepoInfo,
+  snapshot: Snapshot,
+  objectsDir: string,
+  baseDir: string,
+  baseIndex: string,
+): Promise<void> {
+  await mkdir(baseDir, { recursive: true });
+  const env = { ...objectEnv(repo, objectsDir), GIT_INDEX_FILE: baseIndex };
+  await hostGit([`--git-dir=${repo.gitDir}`, `--work-tree=${baseDir}`, 'read-tree', '--reset', '-u', snapshot.tree], {
+    cwd: baseDir,
+    env,
+  });
+}

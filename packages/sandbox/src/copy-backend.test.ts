@@ -1,0 +1,3 @@
+import { registerBackendSuite } from './test-support/backend-suite.js';
+
+registerBackendSuite('copy');

@@ -1,0 +1,164 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type {
+  BackendSandbox,
+  BackendSession,
+  CommandSpec,
+  DiffSince,
+  ProbeOutcome,
+  SandboxBackend,
+  SessionContext,
+} from './backend.js';
+import { PLUMBING_CONFIG } from './base-snapshot.js';
+import { copyTree, pathExists, removeTree } from './fs-util.js';
+import { hostGit, text, type GitRunner } from './git.js';
+
+/**
+ * The portable backend: each sandbox is a full copy (a reflink clone where the filesystem can)
+ * of its parent's tree at spawn, with a private `.git`. O(repository) to create, but it needs no
+ * kernel features, so it works on macOS and in containers without user namespaces.
+ */
+export const copyBackend: SandboxBackend = {
+  name: 'copy',
+  mountsAtRepoPath: false,
+  async probe(): Promise<ProbeOutcome> {
+    return { ok: true, detail: 'always available (plain copy, reflink clone where supported)' };
+  },
+  async open(ctx) {
+    return new CopySession(ctx);
+  },
+};
+
+// Copies get new inode numbers and ctimes; without this every diff would re-hash every file.
+const STAT_CONFIG = ['-c', 'core.checkStat=minimal', '-c', 'core.trustctime=false'];
+
+class CopySession implements BackendSession {
+  constructor(private readonly ctx: SessionContext) {}
+
+  async createRoot(name: string): Promise<BackendSandbox> {
+    const sb = new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name));
+    await mkdir(sb.treeDir, { recursive: true });
+    await copyTree(this.ctx.baseDir, sb.treeDir);
+    for (const heavy of this.ctx.heavyDirs) {
+      const target = path.join(sb.treeDir, heavy);
+      await mkdir(target, { recursive: true });
+      await copyTree(path.join(this.ctx.repo.root, heavy), target);
+    }
+    await this.writePrivateGitDir(sb.treeDir);
+    await copyFile(this.ctx.baseIndex, sb.diffIndex);
+    await sb.setSpawnTree(this.ctx.snapshot.tree);
+    return sb;
+  }
+
+  async spawnChild(parent: BackendSandbox, name: string): Promise<BackendSandbox> {
+    const p = parent as CopySandbox;
+    const sb = new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name));
+    await mkdir(sb.treeDir, { recursive: true });
+    await copyTree(p.treeDir, sb.treeDir);
+    await copyFile(p.diffIndex, sb.diffIndex);
+    await sb.setSpawnTree(await sb.currentTree());
+    return sb;
+  }
+
+  async collectGarbage(): Promise<void> {
+    // Copies share nothing; each sandbox's storage goes with it.
+  }
+
+  /**
+   * A private git dir that borrows the user's objects through alternates: `git status`, `git
+   * diff` and even commits work in the copy without ever writing into the user's repository.
+   */
+  private async writePrivateGitDir(treeDir: string): Promise<void> {
+    const { repo, snapshot, objectsDir } = this.ctx;
+    const dotGit = path.join(treeDir, '.git');
+    await mkdir(path.join(dotGit, 'objects', 'info'), { recursive: true });
+    await mkdir(path.join(dotGit, 'info'), { recursive: true });
+    const inherited = await readFile(path.join(repo.commonDir, 'objects', 'info', 'alternates'), 'utf8').catch(
+      () => '',
+    );
+    const alternates = [path.join(repo.commonDir, 'objects'), objectsDir, ...inherited.split('\n')].filter(Boolean);
+    await writeFile(path.join(dotGit, 'objects', 'info', 'alternates'), alternates.join('\n') + '\n');
+    await writeFile(path.join(dotGit, 'HEAD'), `${snapshot.commit}\n`);
+    await copyFile(path.join(repo.commonDir, 'config'), path.join(dotGit, 'config'));
+    for (const [k, v] of [
+      ['core.bare', 'false'],
+      ['core.checkStat', 'minimal'],
+      ['core.trustctime', 'false'],
+    ] as const) {
+      await hostGit(['config', '--file', path.join(dotGit, 'config'), k, v]);
+    }
+    await hostGit(['config', '--file', path.join(dotGit, 'config'), '--unset-all', 'core.worktree'], {
+      okExitCodes: [5],
+    });
+    if (await pathExists(path.join(repo.commonDir, 'refs'))) {
+      await mkdir(path.join(dotGit, 'refs'), { recursive: true });
+      await copyTree(path.join(repo.commonDir, 'refs'), path.join(dotGit, 'refs'));
+    } else {
+      await mkdir(path.join(dotGit, 'refs'), { recursive: true });
+    }
+    for (const f of ['packed-refs', 'info/exclude']) {
+      await copyFile(path.join(repo.commonDir, f), path.join(dotGit, f)).catch(() => undefined);
+    }
+    await copyFile(this.ctx.baseIndex, path.join(dotGit, 'index'));
+  }
+}
+
+class CopySandbox implements BackendSandbox {
+  readonly treeDir: string;
+  readonly diffIndex: string;
+  private spawnTree: string | undefined;
+
+  constructor(
+    private readonly ctx: SessionContext,
+    readonly dir: string,
+  ) {
+    this.treeDir = path.join(dir, 'tree');
+    this.diffIndex = path.join(dir, 'diff.index');
+  }
+
+  get commandRoot(): string {
+    return this.treeDir;
+  }
+
+  async viewRoot(): Promise<string> {
+    return this.treeDir;
+  }
+
+  async git(): Promise<GitRunner> {
+    return hostGit;
+  }
+
+  async spawn(spec: CommandSpec): Promise<ChildProcess> {
+    return spawn('/bin/sh', ['-c', spec.command], {
+      cwd: path.join(this.treeDir, spec.cwd),
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  }
+
+  async setSpawnTree(tree: string): Promise<void> {
+    this.spawnTree = tree;
+    await writeFile(path.join(this.dir, 'spawn-tree'), `${tree}\n`);
+  }
+
+  /** Tree of the copy as it is now; the private diff index keeps this O(changed files) to hash. */
+  async currentTree(): Promise<string> {
+    const env = { ...this.ctx.objectEnv, GIT_INDEX_FILE: this.diffIndex };
+    const base = [...PLUMBING_CONFIG, ...STAT_CONFIG, `--git-dir=${this.ctx.repo.gitDir}`, `--work-tree=${this.treeDir}`];
+    await hostGit([...base, 'add', '-A'], { cwd: this.treeDir, env });
+    return text(await hostGit([...base, 'write-tree'], { cwd: this.treeDir, env }));
+  }
+
+  async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {
+    const from = since === 'snapshot' ? this.ctx.snapshot.tree : this.spawnTree!;
+    return { from, to: await this.currentTree() };
+  }
+
+  async release(): Promise<void> {}
+
+  async destroy(): Promise<void> {
+    await removeTree(this.dir);
+  }
+}

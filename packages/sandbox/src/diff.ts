@@ -1,0 +1,103 @@
+import type { SessionContext } from './backend.js';
+import { hostGit, nulFields } from './git.js';
+
+export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
+
+export interface ChangedFile {
+  /** Repo-relative path after the change (for deletions: the deleted path). */
+  path: string;
+  /** Path before a rename or copy. */
+  oldPath?: string;
+  status: ChangeStatus;
+  binary: boolean;
+  /** Git modes, e.g. '100644', '100755', '120000'; absent on the side that does not exist. */
+  oldMode?: string;
+  newMode?: string;
+  /** Lines added/removed; undefined for binary files. */
+  additions?: number;
+  deletions?: number;
+}
+
+export interface SandboxDiff {
+  /** The change as a git patch (`git apply` format, binary hunks included). */
+  readonly patch: string;
+  /** The exact bytes of `patch`; apply these when files may not be valid UTF-8. */
+  readonly patchBytes: Buffer;
+  readonly files: readonly ChangedFile[];
+  /** Tree ids compared. */
+  readonly from: string;
+  readonly to: string;
+  readonly isEmpty: boolean;
+}
+
+const STATUS: Record<string, ChangeStatus> = {
+  A: 'added',
+  M: 'modified',
+  D: 'deleted',
+  R: 'renamed',
+  C: 'copied',
+  T: 'type-changed',
+};
+
+/** Plumbing diff between two trees: no user diff config (noprefix, external tools) can leak in. */
+export async function diffTrees(ctx: SessionContext, from: string, to: string): Promise<SandboxDiff> {
+  const gitDir = `--git-dir=${ctx.repo.gitDir}`;
+  const opts = { cwd: ctx.tmpDir, env: { ...ctx.objectEnv } };
+  const [patchOut, rawOut, numOut] = await Promise.all([
+    hostGit([gitDir, 'diff-tree', '-r', '-p', '--binary', '-M', '--no-color', '--no-ext-diff', '--no-textconv', from, to], opts),
+    hostGit([gitDir, 'diff-tree', '-r', '-z', '-M', '--raw', from, to], opts),
+    hostGit([gitDir, 'diff-tree', '-r', '-z', '-M', '--numstat', from, to], opts),
+  ]);
+  const files = parseRaw(rawOut.stdout);
+  applyNumstat(files, numOut.stdout);
+  const patchBytes = patchOut.stdout;
+  return {
+    patch: patchBytes.toString('utf8'),
+    patchBytes,
+    files,
+    from,
+    to,
+    isEmpty: files.length === 0,
+  };
+}
+
+function parseRaw(buf: Buffer): ChangedFile[] {
+  const fields = nulFields(buf);
+  const files: ChangedFile[] = [];
+  for (let i = 0; i < fields.length; ) {
+    const meta = fields[i++]!;
+    const [oldMode, newMode, , , statusField] = meta.replace(/^:/, '').split(' ');
+    const letter = statusField!.charAt(0);
+    const status = STATUS[letter] ?? 'modified';
+    const first = fields[i++]!;
+    const file: ChangedFile = { path: first, status, binary: false };
+    if (letter === 'R' || letter === 'C') {
+      file.oldPath = first;
+      file.path = fields[i++]!;
+    }
+    if (oldMode !== '000000') file.oldMode = oldMode;
+    if (newMode !== '000000') file.newMode = newMode;
+    files.push(file);
+  }
+  return files;
+}
+
+function applyNumstat(files: ChangedFile[], buf: Buffer): void {
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  const fields = nulFields(buf);
+  for (let i = 0; i < fields.length; ) {
+    const [added, deleted, p] = fields[i++]!.split('\t');
+    let target = p;
+    if (p === '') {
+      i++; // rename source
+      target = fields[i++];
+    }
+    const file = target === undefined ? undefined : byPath.get(target);
+    if (!file) continue;
+    if (added === '-') file.binary = true;
+    else {
+      file.additions = Number(added);
+      file.deletions = Number(deleted);
+    }
+  }
+}

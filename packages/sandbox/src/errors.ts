@@ -1,0 +1,68 @@
+/**
+ * Every failure this package raises is a SandboxError with a stable `code`, so callers (the
+ * tools, the CLI) can branch on it and show the message, which always says what to do next.
+ */
+export type SandboxErrorCode =
+  | 'not-a-repo'
+  | 'bad-state-dir'
+  | 'backend-unavailable'
+  | 'path-escape'
+  | 'not-found'
+  | 'discarded'
+  | 'git'
+  | 'apply-failed'
+  | 'invalid-argument'
+  | 'internal';
+
+export class SandboxError extends Error {
+  readonly code: SandboxErrorCode;
+
+  constructor(code: SandboxErrorCode, message: string, opts: { cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'SandboxError';
+    this.code = code;
+  }
+}
+
+/** A path given to a file operation resolves outside the sandbox's view of the repository. */
+export class SandboxPathError extends SandboxError {
+  readonly path: string;
+
+  constructor(path: string, why: string) {
+    super('path-escape', `Path "${path}" ${why}. Use a path inside the repository, relative to its root.`);
+    this.name = 'SandboxPathError';
+    this.path = path;
+  }
+}
+
+/** A git command failed; carries its arguments and stderr for diagnosis. */
+export class GitError extends SandboxError {
+  readonly args: readonly string[];
+  readonly stderr: string;
+  readonly exitCode: number | undefined;
+
+  constructor(args: readonly string[], stderr: string, exitCode: number | undefined, cause?: unknown) {
+    const first = stderr.trim().split('\n').slice(-3).join(' / ') || 'no output';
+    super('git', `git ${args.slice(0, 3).join(' ')} failed (exit ${exitCode ?? '?'}): ${first}`, { cause });
+    this.name = 'GitError';
+    this.args = args;
+    this.stderr = stderr;
+    this.exitCode = exitCode;
+  }
+}
+
+/** A patch could not be applied at all (as opposed to applying with conflicts). */
+export class ApplyError extends SandboxError {
+  readonly stderr: string;
+
+  constructor(target: string, stderr: string) {
+    super(
+      'apply-failed',
+      `The changes could not be applied to ${target}; nothing was changed there. ` +
+        `git said: ${stderr.trim() || '(nothing)'}. ` +
+        'Resolve the files it names (for example commit, stash or move them aside) and apply again.',
+    );
+    this.name = 'ApplyError';
+    this.stderr = stderr;
+  }
+}

@@ -1,0 +1,104 @@
+import { execa } from 'execa';
+import { GitError } from './errors.js';
+
+export interface GitRunOptions {
+  cwd?: string;
+  env?: Readonly<Record<string, string>>;
+  input?: string | Uint8Array;
+  /** Exit codes other than 0 that are answers, not failures (e.g. 1 from check-ignore). */
+  okExitCodes?: readonly number[];
+}
+
+export interface GitOutput {
+  stdout: Buffer;
+  stderr: string;
+  exitCode: number;
+}
+
+/** Runs one git command; the prefix lets the same code run git inside a sandbox's namespace. */
+export type GitRunner = (args: readonly string[], opts?: GitRunOptions) => Promise<GitOutput>;
+
+// Inherited git variables (e.g. when the CLI runs from a git hook) would silently redirect our
+// plumbing at another repository or index.
+const REDIRECTING_VARS = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_PREFIX',
+  'GIT_NAMESPACE',
+  'GIT_QUARANTINE_PATH',
+];
+
+export function cleanGitEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !REDIRECTING_VARS.includes(k)) env[k] = v;
+  }
+  // Stable, parseable messages and no prompts or optional lock writes into the user's repo.
+  env.LC_ALL = 'C';
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_OPTIONAL_LOCKS = '0';
+  return { ...env, ...extra };
+}
+
+export function makeGitRunner(prefix: readonly string[] = []): GitRunner {
+  return async (args, opts = {}) => {
+    const [file, ...pre] = prefix.length > 0 ? [...prefix, 'git'] : ['git'];
+    const result = await execa(file!, [...pre, ...args], {
+      cwd: opts.cwd,
+      env: cleanGitEnv(opts.env),
+      extendEnv: false,
+      input: opts.input,
+      encoding: 'buffer',
+      stripFinalNewline: false,
+      reject: false,
+    });
+    const exitCode = result.exitCode ?? -1;
+    const stderr = Buffer.from(result.stderr as Uint8Array).toString('utf8');
+    if (exitCode !== 0 && !(opts.okExitCodes ?? []).includes(exitCode)) {
+      throw new GitError(args, stderr || String(result.message ?? ''), result.exitCode, result.cause);
+    }
+    return { stdout: Buffer.from(result.stdout as Uint8Array), stderr, exitCode };
+  };
+}
+
+export const hostGit: GitRunner = makeGitRunner();
+
+export function text(out: GitOutput): string {
+  return out.stdout.toString('utf8').trim();
+}
+
+/** Splits NUL-terminated output (`-z`) into its fields. */
+export function nulFields(buf: Buffer): string[] {
+  const s = buf.toString('utf8');
+  const parts = s.split('\0');
+  if (parts.at(-1) === '') parts.pop();
+  return parts;
+}
+
+/** Decodes git's C-style quoted path ("a\tb" or "\303\251"), leaving plain paths alone. */
+export function unquoteGitPath(p: string): string {
+  if (!p.startsWith('"') || !p.endsWith('"')) return p;
+  const body = p.slice(1, -1);
+  const bytes: number[] = [];
+  const simple: Record<string, number> = { n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c !== '\\') {
+      bytes.push(...Buffer.from(c, 'utf8'));
+      continue;
+    }
+    const n = body[i + 1]!;
+    if (/[0-7]/.test(n)) {
+      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else {
+      bytes.push(simple[n] ?? n.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}

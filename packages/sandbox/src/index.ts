@@ -1,0 +1,13 @@
+export { SandboxSession, openSession, type OpenSessionOptions, type SessionRecord } from './session.js';
+export { Sandbox } from './sandbox.js';
+export type { ApplyResult } from './apply.js';
+export type { ChangedFile, ChangeStatus, SandboxDiff } from './diff.js';
+export type { ExecOptions, ExecProcess, ExecResult } from './exec.js';
+export type { DirEntry, EntryType, FileStat } from './view-fs.js';
+export type { BackendName, DiffSince, ProbeOutcome, SandboxBackend } from './backend.js';
+export type { Snapshot } from './base-snapshot.js';
+export type { RepoInfo } from './repo.js';
+export { probeBackends, backendByName, backendsInPreferenceOrder, type ProbeReport } from './probe.js';
+export { gc, type GcReport } from './gc.js';
+export { defaultStateDir } from './state-dir.js';
+export { SandboxError, SandboxPathError, GitError, ApplyError, type SandboxErrorCode } from './errors.js';

@@ -1,0 +1,121 @@
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface ChangeScan {
+  /** The sandbox's own layer directories (host paths): candidates come only from these. */
+  ownLayers: readonly string[];
+  /** Host path of the view before the change (the lower view at spawn, or the base). */
+  lower: string;
+  /** Host path of the merged view now. */
+  merged: string;
+  /** Repo-relative paths to leave out with everything below them (.git, node_modules). */
+  excluded: (rel: string) => boolean;
+}
+
+type Kind = 'dir' | 'file' | 'missing';
+
+async function kind(p: string): Promise<Kind> {
+  const st = await lstat(p).catch(() => undefined);
+  if (!st) return 'missing';
+  return st.isDirectory() ? 'dir' : 'file';
+}
+
+const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
+
+/**
+ * Repo-relative paths of files (and symlinks) that differ between the lower and merged views.
+ * Cost follows the size of the sandbox's own layers, not of the repository: only paths present
+ * in those layers are candidates. Comparing directory listings of both views catches whiteouts,
+ * opaque directories and redirects without reading overlay xattrs, which Node cannot.
+ */
+export async function changedFiles(scan: ChangeScan): Promise<string[]> {
+  const candDirs = new Set<string>();
+  const candOther = new Set<string>();
+  for (const layer of scan.ownLayers) await collectCandidates(layer, '', scan.excluded, candDirs, candOther);
+
+  const changed = new Set<string>();
+  const addAllUnder = async (root: string, rel: string): Promise<void> => {
+    if (scan.excluded(rel)) return;
+    const st = await lstat(path.join(root, rel)).catch(() => undefined);
+    if (!st) return;
+    if (!st.isDirectory()) {
+      changed.add(rel);
+      return;
+    }
+    for (const name of await readdir(path.join(root, rel))) await addAllUnder(root, join(rel, name));
+  };
+
+  for (const d of candDirs) {
+    const [lo, me] = await Promise.all([kind(path.join(scan.lower, d)), kind(path.join(scan.merged, d))]);
+    if (lo === 'dir' && me === 'dir') {
+      const [loNames, meNames] = await Promise.all([
+        readdir(path.join(scan.lower, d)),
+        readdir(path.join(scan.merged, d)),
+      ]);
+      const meSet = new Set(meNames);
+      const loSet = new Set(loNames);
+      for (const n of loNames) if (!meSet.has(n)) await addAllUnder(scan.lower, join(d, n));
+      for (const n of meNames) {
+        const p = join(d, n);
+        if (!loSet.has(n) && !candDirs.has(p) && !candOther.has(p)) await addAllUnder(scan.merged, p);
+      }
+      continue;
+    }
+    await addAllUnder(scan.lower, d);
+    await addAllUnder(scan.merged, d);
+  }
+  for (const f of candOther) {
+    await addAllUnder(scan.lower, f);
+    await addAllUnder(scan.merged, f);
+  }
+
+  const real: string[] = [];
+  await Promise.all(
+    [...changed].map(async (p) => {
+      const [lo, me] = [path.join(scan.lower, p), path.join(scan.merged, p)];
+      // git tracks neither FIFOs, sockets nor devices (`add -A` skips them; update-index fails).
+      if ((await isSpecial(lo)) || (await isSpecial(me))) return;
+      if (!(await sameEntry(lo, me))) real.push(p);
+    }),
+  );
+  return real.sort();
+}
+
+async function isSpecial(p: string): Promise<boolean> {
+  const st = await lstat(p).catch(() => undefined);
+  return st !== undefined && !st.isFile() && !st.isSymbolicLink() && !st.isDirectory();
+}
+
+async function collectCandidates(
+  layerRoot: string,
+  rel: string,
+  excluded: (rel: string) => boolean,
+  dirs: Set<string>,
+  others: Set<string>,
+): Promise<void> {
+  const entries = await readdir(path.join(layerRoot, rel), { withFileTypes: true }).catch(() => []);
+  if (entries.length === 0 && rel === '') return;
+  dirs.add(rel);
+  for (const e of entries) {
+    const p = join(rel, e.name);
+    if (excluded(p)) continue;
+    if (e.isDirectory()) await collectCandidates(layerRoot, p, excluded, dirs, others);
+    else others.add(p);
+  }
+}
+
+/**
+ * Drops copy-ups without a real change (an open for writing, a touch, a write of the same
+ * bytes): same type, same executable bit, same bytes or link target.
+ */
+async function sameEntry(a: string, b: string): Promise<boolean> {
+  const [sa, sb] = await Promise.all([lstat(a).catch(() => undefined), lstat(b).catch(() => undefined)]);
+  if (!sa || !sb) return false;
+  if (sa.isSymbolicLink() || sb.isSymbolicLink()) {
+    return sa.isSymbolicLink() && sb.isSymbolicLink() && (await readlink(a)) === (await readlink(b));
+  }
+  if (!sa.isFile() || !sb.isFile()) return false;
+  if (sa.size !== sb.size || (sa.mode & 0o111) !== (sb.mode & 0o111)) return false;
+  const [ba, bb] = await Promise.all([readFile(a), readFile(b)]);
+  return ba.equals(bb);
+}

@@ -1,0 +1,227 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFile, link, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type {
+  BackendName,
+  BackendSandbox,
+  BackendSession,
+  CommandSpec,
+  DiffSince,
+  SandboxBackend,
+  SessionContext,
+} from './backend.js';
+import { removeTree } from './fs-util.js';
+import type { GitRunner } from './git.js';
+import { changedFiles } from './layer-changes.js';
+import {
+  childStack,
+  copyUpper,
+  dropUnusedLayers,
+  EMPTY_STACK,
+  freezeUpper,
+  META_LAYER,
+  mergedLowers,
+  spawnLowers,
+  type LayerStack,
+} from './layer-stack.js';
+import { NamespaceHolder, type OverlayMode } from './ns-holder.js';
+import { probeOverlay } from './overlay-probe.js';
+import { RwLock } from './rw-lock.js';
+import { buildTrees } from './view-trees.js';
+
+function overlayBackend(mode: OverlayMode): SandboxBackend {
+  const name: BackendName = mode === 'userns' ? 'overlay-userns' : 'overlay-root';
+  return {
+    name,
+    mountsAtRepoPath: true,
+    probe: (scratch) => probeOverlay(mode, scratch),
+    async open(ctx) {
+      const session = new OverlaySession(ctx, mode);
+      await session.prepare();
+      return session;
+    },
+  };
+}
+
+/** Kernel overlayfs in an unprivileged user + mount + pid namespace. */
+export const overlayUsernsBackend = overlayBackend('userns');
+/** Kernel overlayfs in a private mount + pid namespace, for when we run as root. */
+export const overlayRootBackend = overlayBackend('root');
+
+class OverlaySession implements BackendSession {
+  /** Serialises layer renames against layer garbage collection. */
+  private readonly layersLock = new RwLock();
+  private layerCounter = 0;
+
+  constructor(
+    readonly ctx: SessionContext,
+    readonly mode: OverlayMode,
+  ) {}
+
+  /**
+   * The meta layer sits just above the base and holds only empty directories: mount points for
+   * the private .git and node_modules overlays (a bind mount inside a lower layer is not
+   * followed by overlay, so they are mounted on top of the merged view).
+   */
+  async prepare(): Promise<void> {
+    const meta = path.join(this.ctx.sessionDir, META_LAYER);
+    await mkdir(path.join(meta, '.git'), { recursive: true });
+    for (const d of this.ctx.heavyDirs) await mkdir(path.join(meta, d), { recursive: true });
+  }
+
+  async createRoot(name: string): Promise<BackendSandbox> {
+    return this.newSandbox(name, EMPTY_STACK);
+  }
+
+  async spawnChild(parent: BackendSandbox, name: string, opts: { parentBusy: boolean }): Promise<BackendSandbox> {
+    const p = parent as OverlaySandbox;
+    const stack = await this.layersLock.exclusive(async () => {
+      if ((await readdir(p.upperDir)).length === 0) return childStack(p.stack);
+      const layerId = `L${++this.layerCounter}`;
+      if (opts.parentBusy) {
+        // Freezing remounts the parent, which would kill its running commands. Copy its upper
+        // instead (whiteouts and opaque xattrs included): O(its changes), and only the child
+        // stacks on the copy.
+        return { frozen: [await copyUpper(this.ctx.sessionDir, p.upperDir, layerId), ...p.stack.frozen], own: 0 };
+      }
+      await p.release();
+      p.stack = await freezeUpper(this.ctx.sessionDir, p.upperDir, p.workDir, p.stack, layerId);
+      return childStack(p.stack);
+    });
+    return this.newSandbox(name, stack);
+  }
+
+  async collectGarbage(live: readonly BackendSandbox[]): Promise<void> {
+    await this.layersLock.exclusive(() =>
+      dropUnusedLayers(
+        this.ctx.sessionDir,
+        live.map((s) => (s as OverlaySandbox).stack),
+      ),
+    );
+  }
+
+  private async newSandbox(name: string, stack: LayerStack): Promise<OverlaySandbox> {
+    const rel = `sandboxes/${name}`;
+    const sb = new OverlaySandbox(this.ctx, this.mode, rel, stack);
+    const dirs = ['upper', 'work', 'lv', 'git/upper/objects/info', 'git/work', 'stage/git'];
+    this.ctx.heavyDirs.forEach((_, i) => dirs.push(`nm${i}/upper`, `nm${i}/work`, `stage/nm${i}`));
+    for (const d of dirs) await mkdir(path.join(sb.dir, d), { recursive: true });
+    await this.seedGitUpper(path.join(sb.dir, 'git', 'upper'));
+    return sb;
+  }
+
+  /**
+   * The sandbox's private .git overlay starts detached at the snapshot, with the base's index
+   * (fresh stat data, so `git status` is fast and clean) and the session's objects reachable.
+   * Commits, index writes and ref updates made by commands stay in this upper.
+   */
+  private async seedGitUpper(upper: string): Promise<void> {
+    const { repo, snapshot, objectsDir, baseIndex } = this.ctx;
+    await writeFile(path.join(upper, 'HEAD'), `${snapshot.commit}\n`);
+    // git replaces an index by lock file + rename, never in place, so a hard link is safe and
+    // keeps creation O(1) (a 50k-file index is ~5 MB).
+    await link(baseIndex, path.join(upper, 'index')).catch(() => copyFile(baseIndex, path.join(upper, 'index')));
+    const inherited = await readFile(path.join(repo.commonDir, 'objects', 'info', 'alternates'), 'utf8').catch(() => '');
+    await writeFile(
+      path.join(upper, 'objects', 'info', 'alternates'),
+      [...inherited.split('\n').filter(Boolean), objectsDir].join('\n') + '\n',
+    );
+  }
+}
+
+class OverlaySandbox implements BackendSandbox {
+  readonly dir: string;
+  readonly upperDir: string;
+  readonly workDir: string;
+  private holder: NamespaceHolder | undefined;
+  private starting: Promise<NamespaceHolder> | undefined;
+
+  constructor(
+    private readonly ctx: SessionContext,
+    private readonly mode: OverlayMode,
+    private readonly rel: string,
+    public stack: LayerStack,
+  ) {
+    this.dir = path.join(ctx.sessionDir, rel);
+    this.upperDir = path.join(this.dir, 'upper');
+    this.workDir = path.join(this.dir, 'work');
+  }
+
+  get commandRoot(): string {
+    return this.ctx.repo.root;
+  }
+
+  /** Mounts lazily; a holder that died (e.g. killed from outside) is replaced. */
+  private ensureHolder(): Promise<NamespaceHolder> {
+    if (this.holder?.alive) return Promise.resolve(this.holder);
+    this.starting ??= this.mount().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async mount(): Promise<NamespaceHolder> {
+    // A volatile overlay refuses a work dir that was used before; work dirs hold no data.
+    const workDirs = ['work', 'git/work', ...this.ctx.heavyDirs.map((_, i) => `nm${i}/work`)];
+    for (const w of workDirs) {
+      await removeTree(path.join(this.dir, w));
+      await mkdir(path.join(this.dir, w));
+    }
+    this.holder = await NamespaceHolder.start(
+      this.mode,
+      {
+        sessionDir: this.ctx.sessionDir,
+        sandboxRel: this.rel,
+        repoRoot: this.ctx.repo.root,
+        lowers: mergedLowers(this.stack),
+        spawnLowers: spawnLowers(this.stack),
+        heavyDirs: this.ctx.heavyDirs,
+      },
+      path.join(this.dir, 'holder.json'),
+    );
+    return this.holder;
+  }
+
+  async viewRoot(): Promise<string> {
+    return (await this.ensureHolder()).hostPath(this.ctx.repo.root);
+  }
+
+  async git(): Promise<GitRunner> {
+    return (await this.ensureHolder()).git();
+  }
+
+  async spawn(spec: CommandSpec): Promise<ChildProcess> {
+    const holder = await this.ensureHolder();
+    const [file, ...args] = holder.commandArgv(path.join(this.ctx.repo.root, spec.cwd), spec.command);
+    return spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+
+  async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {
+    const holder = await this.ensureHolder();
+    const { sessionDir, repo, baseDir, heavyDirs } = this.ctx;
+    const ownFrozen = since === 'snapshot' ? this.stack.frozen : this.stack.frozen.slice(0, this.stack.own);
+    // Inside the namespace the lower view is mounted at <sandbox>/lv; the base needs no mount.
+    const lowerInNs = since === 'snapshot' ? baseDir : path.join(this.dir, 'lv');
+    const excluded = (rel: string): boolean =>
+      rel === '.git' || rel.startsWith('.git/') || heavyDirs.some((d) => rel === d || rel.startsWith(`${d}/`));
+    const paths = await changedFiles({
+      ownLayers: [this.upperDir, ...ownFrozen.map((l) => path.join(sessionDir, l))],
+      lower: holder.hostPath(lowerInNs),
+      merged: holder.hostPath(repo.root),
+      excluded,
+    });
+    return buildTrees(this.ctx, holder.git(), paths, lowerInNs, repo.root);
+  }
+
+  async release(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const h = this.holder;
+    this.holder = undefined;
+    await h?.stop();
+  }
+
+  async destroy(): Promise<void> {
+    await this.release();
+    await removeTree(this.dir);
+  }
+}

@@ -1,0 +1,46 @@
+import { execa } from 'execa';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ProbeOutcome } from './backend.js';
+import type { OverlayMode } from './ns-holder.js';
+
+// Two lowers, an upper, a write (copy-up target), a delete (whiteout) and a read-only
+// lowers-only mount: every overlay feature the backend relies on (volatile needs Linux 5.10).
+const PROBE_SCRIPT = `
+set -e
+O=$1
+mount -n -t overlay overlay -o "\${O}volatile,lowerdir=l1:l2,upperdir=u,workdir=w" m
+echo new > m/new
+rm m/old
+test -f u/new
+test -c u/old
+mount -n -t overlay overlay -o "ro,\${O}lowerdir=l1:l2" r
+test -f r/old
+`;
+
+/**
+ * Whether overlay sandboxes work here, checked with a real mount in `scratch` (on the state
+ * dir's filesystem, since upper dirs go there). Fails on kernels older than 5.11, with AppArmor's
+ * unprivileged-userns restriction, under seccomp profiles that block unshare, or on filesystems
+ * without user xattrs.
+ */
+export async function probeOverlay(mode: OverlayMode, scratch: string): Promise<ProbeOutcome> {
+  if (process.platform !== 'linux') return { ok: false, detail: 'overlayfs needs Linux' };
+  if (mode === 'root' && process.getuid?.() !== 0) return { ok: false, detail: 'needs root (uid 0)' };
+  for (const tool of ['unshare', 'nsenter', 'setpriv', 'mount']) {
+    const found = await execa('sh', ['-c', `command -v ${tool}`], { reject: false });
+    if (found.exitCode !== 0) return { ok: false, detail: `${tool} (util-linux) is not installed` };
+  }
+  for (const d of ['l1', 'l2', 'u', 'w', 'm', 'r']) await mkdir(path.join(scratch, d), { recursive: true });
+  await writeFile(path.join(scratch, 'l1', 'old'), 'old\n');
+  const ns = mode === 'userns' ? ['--user', '--map-current-user', '--keep-caps'] : [];
+  const r = await execa(
+    'unshare',
+    [...ns, '--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--', 'sh', '-c', PROBE_SCRIPT, 'probe', mode === 'userns' ? 'userxattr,' : ''],
+    { cwd: scratch, reject: false },
+  );
+  if (r.exitCode !== 0) {
+    return { ok: false, detail: `probe mount failed: ${String(r.stderr).trim() || `exit ${r.exitCode}`}` };
+  }
+  return { ok: true, detail: `overlay mount in a ${mode === 'userns' ? 'user' : 'private mount'} namespace works` };
+}

@@ -1,0 +1,64 @@
+import { realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { SandboxError } from './errors.js';
+import { hostGit, nulFields, text } from './git.js';
+
+/** Where the user's repository lives; all paths absolute and canonical. */
+export interface RepoInfo {
+  /** Top of the working tree. */
+  root: string;
+  /** The repository's git dir (for a linked worktree: its private git dir). */
+  gitDir: string;
+  /** Shared git dir holding objects and refs. */
+  commonDir: string;
+  /** True when `<root>/.git` is a directory, which the overlay backends need for the private `.git` overlay. */
+  dotGitIsDir: boolean;
+}
+
+export async function resolveRepo(anyPath: string): Promise<RepoInfo> {
+  let out: string;
+  try {
+    out = text(
+      await hostGit(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], {
+        cwd: anyPath,
+      }),
+    );
+  } catch (err) {
+    throw new SandboxError(
+      'not-a-repo',
+      `${anyPath} is not inside a git repository. Run Infinity Code from a git repository (git init creates one).`,
+      { cause: err },
+    );
+  }
+  const [top, gitDir, common] = out.split('\n');
+  if (!top || !gitDir || !common) {
+    throw new SandboxError('not-a-repo', `${anyPath} has no working tree (a bare repository?). Run from a checkout.`);
+  }
+  const root = await realpath(top);
+  const realGitDir = await realpath(gitDir);
+  // Relative answers of rev-parse are relative to where it ran, not to the top level.
+  const commonDir = await realpath(path.resolve(anyPath, common));
+  const dotGit = await stat(path.join(root, '.git')).catch(() => undefined);
+  return { root, gitDir: realGitDir, commonDir, dotGitIsDir: dotGit?.isDirectory() ?? false };
+}
+
+/**
+ * Ignored `node_modules` directories of the user's tree. They are not in the snapshot, yet
+ * commands need them, so the sandboxes share them copy-on-write (overlay) or copy them.
+ */
+export async function findHeavyDirs(repo: RepoInfo): Promise<string[]> {
+  const out = await hostGit(
+    ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'],
+    { cwd: repo.root },
+  );
+  return nulFields(out.stdout)
+    .filter((p) => p.endsWith('/') && path.posix.basename(p.slice(0, -1)) === 'node_modules')
+    .map((p) => p.slice(0, -1))
+    .sort();
+}
+
+/** True when `inner` is `outer` or lies below it. */
+export function isWithin(outer: string, inner: string): boolean {
+  const rel = path.relative(outer, inner);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}

@@ -1,0 +1,193 @@
+import path from 'node:path';
+import { applyPatch, type ApplyResult } from './apply.js';
+import type { BackendSandbox, DiffSince, SessionContext } from './backend.js';
+import { diffTrees, type SandboxDiff } from './diff.js';
+import { SandboxError, SandboxPathError } from './errors.js';
+import { hostGit } from './git.js';
+import { collect, mergeEnv, watchProcess, type ExecOptions, type ExecProcess, type ExecResult } from './exec.js';
+import { RwLock } from './rw-lock.js';
+import { ViewFs, type DirEntry, type FileStat } from './view-fs.js';
+
+/** What a Sandbox needs from the session that owns it. */
+export interface SandboxOwner {
+  readonly ctx: SessionContext;
+  /** Called once the sandbox is gone, so the session can free layers nobody stacks on. */
+  forget(sb: Sandbox): Promise<void>;
+}
+
+/**
+ * One thread's private, copy-on-write view of the repository. File operations and commands
+ * see the merged view; nothing reaches the user's working tree until applyToWorkingTree().
+ */
+export class Sandbox {
+  /** @internal Serialises structural changes (spawn, discard) against operations. */
+  readonly lock = new RwLock();
+  private readonly running = new Set<ExecProcess>();
+  private readonly fs: ViewFs;
+  private discarded = false;
+
+  /** @internal */
+  constructor(
+    readonly id: string,
+    readonly parent: Sandbox | undefined,
+    /** @internal */ readonly handle: BackendSandbox,
+    private readonly owner: SandboxOwner,
+  ) {
+    this.fs = new ViewFs(() => handle.viewRoot(), [owner.ctx.repo.root, handle.commandRoot]);
+  }
+
+  /** Absolute path at which commands run by exec() see the repository root. */
+  get root(): string {
+    return this.handle.commandRoot;
+  }
+
+  get isDiscarded(): boolean {
+    return this.discarded;
+  }
+
+  /** @internal Commands still running (spawning a child on an overlay must not unmount them). */
+  get busy(): boolean {
+    return this.running.size > 0;
+  }
+
+  readFile(p: string): Promise<Buffer> {
+    return this.op(() => this.fs.readFile(p));
+  }
+
+  async readText(p: string): Promise<string> {
+    return (await this.readFile(p)).toString('utf8');
+  }
+
+  /** Creates or overwrites a file, creating missing parent directories. */
+  writeFile(p: string, data: string | Uint8Array, opts: { mode?: number } = {}): Promise<void> {
+    return this.op(() => this.fs.writeFile(p, data, opts));
+  }
+
+  mkdir(p: string): Promise<void> {
+    return this.op(() => this.fs.mkdir(p));
+  }
+
+  remove(p: string, opts: { recursive?: boolean } = {}): Promise<void> {
+    return this.op(() => this.fs.remove(p, opts));
+  }
+
+  rename(from: string, to: string): Promise<void> {
+    return this.op(() => this.fs.rename(from, to));
+  }
+
+  chmod(p: string, mode: number): Promise<void> {
+    return this.op(() => this.fs.chmod(p, mode));
+  }
+
+  stat(p: string): Promise<FileStat> {
+    return this.op(() => this.fs.stat(p));
+  }
+
+  exists(p: string): Promise<boolean> {
+    return this.op(() => this.fs.exists(p));
+  }
+
+  list(p = '', opts: { recursive?: boolean } = {}): Promise<DirEntry[]> {
+    return this.op(() => this.fs.list(p, opts));
+  }
+
+  /**
+   * Runs a shell command in the merged view and streams its output. On overlay backends the
+   * view is mounted at the repository's own path, so absolute paths work and cannot reach the
+   * user's files. Aborting `signal` kills the command's process group.
+   */
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecProcess> {
+    return this.op(async () => {
+      // Resolved like file paths: no escape through `..` or symlinks, and a clear error if missing.
+      const { rel: cwd } = await this.fs.resolve(opts.cwd ?? '');
+      if ((await this.fs.stat(cwd)).type !== 'dir') throw new SandboxPathError(opts.cwd ?? '', 'is not a directory');
+      const child = await this.handle.spawn({ command, cwd, env: mergeEnv(opts.env) });
+      // Registered before the first await after spawn, so a discard cannot miss it.
+      let proc: ExecProcess | undefined;
+      proc = watchProcess(child, opts.signal, () => {
+        if (proc) this.running.delete(proc);
+      });
+      this.running.add(proc);
+      return proc;
+    });
+  }
+
+  /** exec() to completion, output collected. */
+  async run(command: string, opts: ExecOptions = {}): Promise<ExecResult & { stdout: string; stderr: string }> {
+    return collect(await this.exec(command, opts));
+  }
+
+  /**
+   * This sandbox's own changes since it was created (or, with since 'snapshot', everything
+   * its stack changed since the session's snapshot) as a git patch with binary hunks,
+   * executable bits and renames.
+   */
+  async diff(opts: { since?: DiffSince } = {}): Promise<SandboxDiff> {
+    return this.op(async () => {
+      const { from, to } = await this.handle.changeTrees(opts.since ?? 'spawn');
+      return diffTrees(this.owner.ctx, from, to);
+    });
+  }
+
+  /**
+   * Applies this sandbox's own changes into `target` (its parent by default), 3-way: edits the
+   * parent made after the spawn merge, overlapping ones are left with conflict markers.
+   */
+  async squashInto(target: Sandbox | undefined = this.parent): Promise<ApplyResult> {
+    if (!target) {
+      throw new SandboxError('invalid-argument', `Sandbox ${this.id} has no parent; use applyToWorkingTree() to accept its changes.`);
+    }
+    if (target === this) throw new SandboxError('invalid-argument', 'A sandbox cannot be squashed into itself.');
+    const diff = await this.diff();
+    return target.op(async () =>
+      applyPatch(
+        this.owner.ctx,
+        {
+          git: await target.handle.git(),
+          workTree: target.handle.commandRoot,
+          startIndex: this.owner.ctx.baseIndex,
+          label: `sandbox ${target.id}`,
+        },
+        diff,
+      ),
+    );
+  }
+
+  /**
+   * Applies everything this sandbox changed since the snapshot to the user's working tree with
+   * a 3-way merge through a temporary index; the user's index and HEAD stay as they were.
+   */
+  async applyToWorkingTree(): Promise<ApplyResult> {
+    const diff = await this.diff({ since: 'snapshot' });
+    const { repo } = this.owner.ctx;
+    return applyPatch(
+      this.owner.ctx,
+      { git: hostGit, workTree: repo.root, startIndex: path.join(repo.gitDir, 'index'), label: `the working tree at ${repo.root}` },
+      diff,
+    );
+  }
+
+  /** Kills its commands and deletes its storage; its children keep working. */
+  async discard(): Promise<void> {
+    if (this.discarded) return;
+    await this.lock.exclusive(async () => {
+      if (this.discarded) return;
+      this.discarded = true;
+      const running = [...this.running];
+      for (const p of running) p.kill();
+      await Promise.allSettled(running.map((p) => p.done));
+      await this.handle.destroy();
+    });
+    await this.owner.forget(this);
+  }
+
+  /** @internal Runs a file operation or command start under the shared lock. */
+  op<T>(fn: () => Promise<T>): Promise<T> {
+    return this.lock.shared(async () => {
+      if (this.discarded) {
+        throw new SandboxError('discarded', `Sandbox ${this.id} was discarded; create a new sandbox to keep working.`);
+      }
+      return fn();
+    });
+  }
+}

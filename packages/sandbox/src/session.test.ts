@@ -1,0 +1,123 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  backendsInPreferenceOrder,
+  defaultStateDir,
+  gc,
+  openSession,
+  probeBackends,
+  SandboxError,
+  type SandboxSession,
+} from './index.js';
+import { cleanupTempDirs, git, makeRepo, tempDir } from './test-support/fixtures.js';
+
+const sessions: SandboxSession[] = [];
+async function open(repo: string, stateDir?: string): Promise<SandboxSession> {
+  const s = await openSession({ repo, stateDir: stateDir ?? (await tempDir('ic-state-')) });
+  sessions.push(s);
+  return s;
+}
+
+afterEach(async () => {
+  while (sessions.length > 0) await sessions.pop()!.close();
+  await cleanupTempDirs();
+});
+
+describe('backend probe', () => {
+  it('picks the first backend that works, in preference order, and caches the answer per boot', async () => {
+    const stateDir = await tempDir('ic-state-');
+    const first = await probeBackends(stateDir);
+    const order = backendsInPreferenceOrder().map((b) => b.name);
+    expect(first.results.map((r) => r.name)).toEqual(order);
+    expect(first.chosen).toBe(first.results.find((r) => r.ok)!.name);
+    expect(first.results.find((r) => r.name === 'copy')!.ok).toBe(true);
+    for (const r of first.results.filter((r) => !r.ok)) expect(r.detail.length).toBeGreaterThan(0);
+    expect(first.cached).toBe(false);
+    // Probe scratch space is cleaned up.
+    expect(await readdir(path.join(stateDir, 'tmp'))).toEqual([]);
+
+    const second = await probeBackends(stateDir);
+    expect(second).toEqual({ ...first, cached: true });
+  });
+
+  it('a session opened without a backend uses the probe choice', async () => {
+    const stateDir = await tempDir('ic-state-');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await open(repo, stateDir);
+    expect(session.backend).toBe((await probeBackends(stateDir)).chosen);
+    const sb = await session.create();
+    expect(await sb.readText('a.txt')).toBe('a\n');
+  });
+});
+
+describe('session storage', () => {
+  it('defaults to the XDG state dir, or ~/.local/state', () => {
+    expect(defaultStateDir({ XDG_STATE_HOME: '/x/state' })).toBe('/x/state/infinity-code');
+    expect(defaultStateDir({ HOME: process.env.HOME })).toMatch(/\/\.local\/state\/infinity-code$/);
+  });
+
+  it('refuses a state dir inside the repository, saying what to do', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const err = await openSession({ repo, stateDir: path.join(repo, '.infinity', 'sandboxes') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SandboxError);
+    expect(err).toMatchObject({ code: 'bad-state-dir' });
+    expect((err as Error).message).toMatch(/outside the repository/);
+  });
+
+  it('explains when the path is not a git repository', async () => {
+    const dir = await tempDir('ic-norepo-');
+    await expect(openSession({ repo: dir, stateDir: await tempDir('ic-state-') })).rejects.toMatchObject({
+      code: 'not-a-repo',
+      message: expect.stringMatching(/git init/),
+    });
+  });
+
+  it('works in a repository without commits and from a subdirectory', async () => {
+    const repo = await tempDir('ic-empty-');
+    await git(repo, 'init', '-q');
+    await mkdir(path.join(repo, 'sub'));
+    await writeFile(path.join(repo, 'sub', 'f.txt'), 'f\n');
+    const session = await open(path.join(repo, 'sub'));
+    expect(session.repo.root).toBe(repo);
+    expect(session.snapshot.parent).toBeNull();
+    const sb = await session.create();
+    await sb.writeFile('sub/f.txt', 'g\n');
+    expect((await sb.diff()).files).toMatchObject([{ path: 'sub/f.txt', status: 'modified' }]);
+  });
+
+  it('keeps storage outside the repo and removes it on close', async () => {
+    const stateDir = await tempDir('ic-state-');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await openSession({ repo, stateDir });
+    const sb = await session.create();
+    await sb.writeFile('b.txt', 'b\n');
+    const dirs = await readdir(path.join(stateDir, 'sessions'));
+    expect(dirs).toHaveLength(1);
+    const record = JSON.parse(await readFile(path.join(stateDir, 'sessions', dirs[0]!, 'session.json'), 'utf8'));
+    expect(record).toMatchObject({ repo, backend: session.backend, owner: { pid: process.pid } });
+    expect(await git(repo, 'status', '--porcelain')).toBe('');
+    await session.close();
+    expect(await readdir(path.join(stateDir, 'sessions'))).toEqual([]);
+  });
+
+  it('gc leaves sessions of live processes alone', async () => {
+    const stateDir = await tempDir('ic-state-');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await open(repo, stateDir);
+    const sb = await session.create();
+    const report = await gc({ stateDir });
+    expect(report.removedSessions).toEqual([]);
+    expect(report.liveSessions).toHaveLength(1);
+    expect(await sb.readText('a.txt')).toBe('a\n');
+  });
+
+  it('rejects a duplicate sandbox id and stacking on a discarded parent', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await open(repo);
+    const a = await session.create('thread-a');
+    await expect(session.create('thread-a')).rejects.toMatchObject({ code: 'invalid-argument' });
+    await a.discard();
+    await expect(session.create('thread-b', a)).rejects.toMatchObject({ code: 'discarded' });
+  });
+});

@@ -1,0 +1,42 @@
+import type { GitRunner } from './git.js';
+
+export interface StageRequest {
+  git: GitRunner;
+  gitDir: string;
+  workTree: string;
+  /** Index file to update in place. */
+  index: string;
+  paths: readonly string[];
+  /** Extra env (object directory routing). */
+  env: Readonly<Record<string, string>>;
+  cwd: string;
+}
+
+function run(req: StageRequest, flags: string[]): Promise<unknown> {
+  if (req.paths.length === 0) return Promise.resolve();
+  return req.git([`--git-dir=${req.gitDir}`, `--work-tree=${req.workTree}`, 'update-index', '-z', ...flags, '--stdin'], {
+    cwd: req.cwd,
+    env: { ...req.env, GIT_INDEX_FILE: req.index },
+    input: req.paths.map((p) => `${p}\0`).join(''),
+  });
+}
+
+/**
+ * Drops `paths` from the index. git trusts matching stat data, and overlay keeps a file's inode
+ * across copy-up, so a same-size rewrite within the second of the base checkout looks unchanged
+ * to `update-index`: without its entry, git has to hash the file.
+ */
+export function dropPaths(req: StageRequest): Promise<unknown> {
+  return run(req, ['--force-remove']);
+}
+
+/** Stages what the work tree has at `paths` (missing there: removed from the index). */
+export function addPaths(req: StageRequest): Promise<unknown> {
+  return run(req, ['--add', '--remove', '--replace']);
+}
+
+/** Makes the index hold exactly the work tree's content at `paths`, hashing each one. */
+export async function stagePaths(req: StageRequest): Promise<void> {
+  await dropPaths(req);
+  await addPaths(req);
+}

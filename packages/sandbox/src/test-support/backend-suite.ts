@@ -1,0 +1,41 @@
+import { afterEach, describe } from 'vitest';
+import { openSession, type BackendName, type SandboxSession } from '../index.js';
+import { registerChangeTests } from './suite-changes.js';
+import { registerExecTests } from './suite-exec.js';
+import { registerIsolationTests } from './suite-isolation.js';
+import { cleanupTempDirs, tempDir } from './fixtures.js';
+
+export interface SuiteContext {
+  backend: BackendName;
+  /** Overlay backends show the merged view at the repository's own path. */
+  mountsAtRepoPath: boolean;
+  /** Opens a session on `repo` with this backend and a fresh temp state dir; closed after the test. */
+  open(repo: string): Promise<SandboxSession>;
+}
+
+/**
+ * The one suite every backend must pass. Each backend's test file calls this; tests use real git
+ * repositories in temp dirs, real processes and (for overlay backends) real mounts.
+ */
+export function registerBackendSuite(backend: BackendName): void {
+  const sessions: SandboxSession[] = [];
+  const ctx: SuiteContext = {
+    backend,
+    mountsAtRepoPath: backend !== 'copy',
+    async open(repo) {
+      const session = await openSession({ repo, stateDir: await tempDir('ic-state-'), backend });
+      sessions.push(session);
+      return session;
+    },
+  };
+
+  describe(`sandbox backend ${backend}`, () => {
+    afterEach(async () => {
+      while (sessions.length > 0) await sessions.pop()!.close();
+      await cleanupTempDirs();
+    });
+    registerIsolationTests(ctx);
+    registerExecTests(ctx);
+    registerChangeTests(ctx);
+  });
+}

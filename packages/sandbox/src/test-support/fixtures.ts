@@ -1,0 +1,115 @@
+import { execa } from 'execa';
+import { createHash } from 'node:crypto';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Sandbox } from '../index.js';
+import { removeTree } from '../fs-util.js';
+
+const cleanups: string[] = [];
+
+/** A fresh temp dir, removed by cleanupTempDirs(). Real path, so it matches what git reports. */
+export async function tempDir(prefix = 'ic-sbx-'): Promise<string> {
+  const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
+  cleanups.push(dir);
+  return dir;
+}
+
+export async function cleanupTempDirs(): Promise<void> {
+  while (cleanups.length > 0) await removeTree(cleanups.pop()!);
+}
+
+export const GIT_ENV = {
+  GIT_AUTHOR_NAME: 'Test User',
+  GIT_AUTHOR_EMAIL: 'test@example.invalid',
+  GIT_COMMITTER_NAME: 'Test User',
+  GIT_COMMITTER_EMAIL: 'test@example.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
+
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const r = await execa('git', args, { cwd, env: GIT_ENV });
+  return r.stdout;
+}
+
+export type FileSpec = string | Buffer | { content: string | Buffer; mode?: number } | { symlink: string };
+
+export async function writeFiles(root: string, files: Record<string, FileSpec>): Promise<void> {
+  for (const [rel, spec] of Object.entries(files)) {
+    const p = path.join(root, rel);
+    await mkdir(path.dirname(p), { recursive: true });
+    if (typeof spec === 'object' && 'symlink' in spec) {
+      await symlink(spec.symlink, p);
+    } else if (typeof spec === 'string' || Buffer.isBuffer(spec)) {
+      await writeFile(p, spec);
+    } else {
+      await writeFile(p, spec.content);
+      if (spec.mode !== undefined) await chmod(p, spec.mode);
+    }
+  }
+}
+
+/** A real git repository in a temp dir with `files` committed on branch main. */
+export async function makeRepo(files: Record<string, FileSpec>): Promise<string> {
+  const root = await tempDir('ic-repo-');
+  await git(root, 'init', '-q', '-b', 'main');
+  await writeFiles(root, files);
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-q', '-m', 'initial');
+  return root;
+}
+
+export function lines(n: number, label = 'line'): string {
+  return Array.from({ length: n }, (_, i) => `${label} ${i + 1}`).join('\n') + '\n';
+}
+
+/** Deterministic bytes with NULs, so git treats the file as binary. */
+export function binary(seed: number, size = 2048): Buffer {
+  const b = Buffer.alloc(size);
+  let x = seed * 2654435761;
+  for (let i = 0; i < size; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    b[i] = i % 7 === 0 ? 0 : x & 0xff;
+  }
+  return b;
+}
+
+/** sha256 + mode of every file and symlink under `dir` (including .git), keyed by relative path. */
+export async function hashTree(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (d: string, rel: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      const st = await lstat(p);
+      if (st.isDirectory()) {
+        out.set(`${r}/`, (st.mode & 0o777).toString(8));
+        await walk(p, r);
+      } else if (st.isSymbolicLink()) {
+        out.set(r, `link:${await readlink(p)}`);
+      } else {
+        const h = createHash('sha256').update(await readFile(p)).digest('hex');
+        out.set(r, `${(st.mode & 0o777).toString(8)}:${h}`);
+      }
+    }
+  };
+  await walk(dir, '');
+  return out;
+}
+
+/** The merged view of a sandbox as path -> mode+content hash (without .git and node_modules). */
+export async function viewTree(sb: Sandbox): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const e of await sb.list('', { recursive: true })) {
+    if (e.path === '.git' || e.path.split('/').includes('node_modules')) continue;
+    if (e.type === 'dir') continue;
+    const st = await sb.stat(e.path);
+    if (e.type === 'symlink') {
+      out.set(e.path, `symlink:${(await sb.readFile(e.path)).toString('hex')}`);
+      continue;
+    }
+    const h = createHash('sha256').update(await sb.readFile(e.path)).digest('hex');
+    out.set(e.path, `${st.mode & 0o111 ? 'x' : '-'}:${h}`);
+  }
+  return out;
+}

@@ -1,0 +1,165 @@
+import { execa } from 'execa';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+import { gc } from '../index.js';
+import { mountsUnder, processesUsing } from '../proc.js';
+import type { SuiteContext } from './backend-suite.js';
+import { binary, git, hashTree, lines, makeRepo, tempDir, viewTree } from './fixtures.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+export function registerChangeTests(s: SuiteContext): void {
+  it('diffs add, modify, delete, binary, chmod, rename, nested dirs and no-EOL into a patch that reproduces the child', async () => {
+    const repo = await makeRepo({
+      'keep.txt': 'keep\n',
+      'mod.txt': lines(30),
+      'del.txt': 'delete me\n',
+      'bin.dat': binary(1),
+      'script.sh': '#!/bin/sh\necho run\n',
+      'old/name.txt': lines(40, 'renamed content'),
+      'noeol.txt': 'first\nsecond',
+      'parent.txt': 'base\n',
+    });
+    const session = await s.open(repo);
+    const parent = await session.create('parent');
+    await parent.writeFile('parent.txt', 'parent edited before spawn\n');
+    const child = await session.create('child', parent);
+
+    await child.writeFile('mod.txt', lines(30).replace('line 15\n', 'line fifteen\n'));
+    await child.writeFile('bin.dat', binary(2));
+    await child.writeFile('nested/a/b/c/new.txt', 'deep\n');
+    await child.writeFile('added-noeol.txt', 'no newline at end');
+    await child.writeFile('new.bin', binary(3, 512));
+    await child.writeFile('noeol.txt', 'first\nSECOND');
+    const cmd = await child.run(
+      'rm del.txt && chmod +x script.sh && mkdir -p new/place && mv old/name.txt new/place/name.txt && rmdir old && ln -s keep.txt link-to-keep',
+    );
+    expect(cmd.exitCode).toBe(0);
+
+    const diff = await child.diff();
+    const byPath = new Map(diff.files.map((f) => [f.path, f]));
+    expect([...byPath.keys()].sort()).toEqual(
+      ['added-noeol.txt', 'bin.dat', 'del.txt', 'link-to-keep', 'mod.txt', 'nested/a/b/c/new.txt', 'new.bin', 'new/place/name.txt', 'noeol.txt', 'script.sh'].sort(),
+    );
+    expect(byPath.get('mod.txt')).toMatchObject({ status: 'modified', additions: 1, deletions: 1 });
+    expect(byPath.get('del.txt')!.status).toBe('deleted');
+    expect(byPath.get('bin.dat')).toMatchObject({ status: 'modified', binary: true });
+    expect(byPath.get('new.bin')).toMatchObject({ status: 'added', binary: true });
+    expect(byPath.get('script.sh')).toMatchObject({ oldMode: '100644', newMode: '100755' });
+    expect(byPath.get('new/place/name.txt')).toMatchObject({ status: 'renamed', oldPath: 'old/name.txt' });
+    expect(byPath.get('nested/a/b/c/new.txt')!.status).toBe('added');
+    expect(byPath.get('link-to-keep')).toMatchObject({ status: 'added', newMode: '120000' });
+    expect(diff.patch).toContain('\\ No newline at end of file');
+    expect(diff.patch).toContain('GIT binary patch');
+    expect(diff.patch).not.toContain('parent.txt');
+
+    const patchFile = path.join(await tempDir('ic-patch-'), 'child.patch');
+    await writeFile(patchFile, diff.patchBytes);
+    const check = await parent.run(`git apply --check ${JSON.stringify(patchFile)}`);
+    expect(check.stderr).toBe('');
+    expect(check.exitCode).toBe(0);
+
+    const result = await child.squashInto(parent);
+    expect(result).toMatchObject({ clean: true, conflicts: [] });
+    expect(await viewTree(parent)).toEqual(await viewTree(child));
+    expect(await parent.readText('parent.txt')).toBe('parent edited before spawn\n');
+  });
+
+  it('squashInto merges with later parent edits and reports overlapping ones as conflicts', async () => {
+    const repo = await makeRepo({ 'a.txt': lines(20), 'b.txt': lines(20) });
+    const session = await s.open(repo);
+    const parent = await session.create('parent');
+    const child = await session.create('child', parent);
+    await parent.writeFile('a.txt', lines(20).replace('line 2\n', 'line 2 parent\n'));
+    await parent.writeFile('b.txt', lines(20).replace('line 7\n', 'line 7 parent\n'));
+    await child.writeFile('a.txt', lines(20).replace('line 19\n', 'line 19 child\n'));
+    await child.writeFile('b.txt', lines(20).replace('line 7\n', 'line 7 child\n'));
+
+    const result = await child.squashInto();
+
+    expect(result).toMatchObject({ clean: false, conflicts: ['b.txt'] });
+    const a = await parent.readText('a.txt');
+    expect(a).toContain('line 2 parent\n');
+    expect(a).toContain('line 19 child\n');
+    expect(await parent.readText('b.txt')).toMatch(/<<<<<<< [^\n]*\nline 7 parent\n=======\nline 7 child\n>>>>>>> /);
+  });
+
+  it('applyToWorkingTree merges with a user edit elsewhere in the same file, leaving the index alone', async () => {
+    const repo = await makeRepo({ 'shared.txt': lines(20), 'other.txt': 'o\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    await sb.writeFile('shared.txt', lines(20).replace('line 18\n', 'line 18 from the agent\n'));
+    await sb.writeFile('brand/new.txt', 'new\n');
+    await sb.remove('other.txt');
+    await writeFile(path.join(repo, 'shared.txt'), lines(20).replace('line 2\n', 'line 2 from the user\n'));
+    const indexBefore = await readFile(path.join(repo, '.git', 'index'));
+
+    const result = await sb.applyToWorkingTree();
+
+    expect(result).toMatchObject({ clean: true, conflicts: [] });
+    const merged = await readFile(path.join(repo, 'shared.txt'), 'utf8');
+    expect(merged).toContain('line 2 from the user\n');
+    expect(merged).toContain('line 18 from the agent\n');
+    expect(await readFile(path.join(repo, 'brand/new.txt'), 'utf8')).toBe('new\n');
+    await expect(readFile(path.join(repo, 'other.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readFile(path.join(repo, '.git', 'index'))).toEqual(indexBefore);
+    expect(await git(repo, 'diff', '--cached', '--name-only')).toBe('');
+  });
+
+  it('applyToWorkingTree reports an overlapping edit as a conflict with markers', async () => {
+    const repo = await makeRepo({ 'shared.txt': lines(20), 'clean.txt': 'c\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    await sb.writeFile('shared.txt', lines(20).replace('line 10\n', 'line 10 agent\n'));
+    await sb.writeFile('clean.txt', 'c2\n');
+    await writeFile(path.join(repo, 'shared.txt'), lines(20).replace('line 10\n', 'line 10 user\n'));
+    const indexBefore = await readFile(path.join(repo, '.git', 'index'));
+
+    const result = await sb.applyToWorkingTree();
+
+    expect(result.clean).toBe(false);
+    expect(result.conflicts).toEqual(['shared.txt']);
+    const text = await readFile(path.join(repo, 'shared.txt'), 'utf8');
+    expect(text).toMatch(/<<<<<<< [^\n]*\nline 10 user\n=======\nline 10 agent\n>>>>>>> /);
+    expect(await readFile(path.join(repo, 'clean.txt'), 'utf8')).toBe('c2\n');
+    expect(await readFile(path.join(repo, '.git', 'index'))).toEqual(indexBefore);
+  });
+
+  it('gc after a SIGKILLed session leaves no processes, mounts, layers or worktrees', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const stateDir = await tempDir('ic-state-crash-');
+    const before = await hashTree(repo);
+    const child = execa(process.execPath, ['--import', 'tsx', path.join(HERE, 'crash-child.ts'), repo, stateDir, s.backend], {
+      cwd: path.resolve(HERE, '../../../..'),
+      reject: false,
+      buffer: false,
+    });
+    let out = '';
+    while (!out.includes('READY')) {
+      const chunk: unknown = await new Promise((resolve, reject) => {
+        child.stdout!.once('data', resolve);
+        child.once('exit', () => reject(new Error(`crash child exited early: ${out}`)));
+      });
+      out += String(chunk);
+    }
+    child.kill('SIGKILL');
+    await child;
+    const sessions = path.join(stateDir, 'sessions');
+    expect(await readdir(sessions)).toHaveLength(1);
+
+    const report = await gc({ stateDir });
+
+    expect(report.removedSessions).toHaveLength(1);
+    expect(await readdir(sessions)).toEqual([]);
+    expect(await processesUsing(stateDir)).toEqual([]);
+    const pids = (await readdir('/proc')).filter((p) => /^\d+$/.test(p));
+    const leftover = await Promise.all(
+      pids.flatMap((p) => [mountsUnder(stateDir, `/proc/${p}/mountinfo`), mountsUnder(repo, `/proc/${p}/mountinfo`)]),
+    );
+    expect(leftover.flat()).toEqual([]);
+    expect(await git(repo, 'worktree', 'list', '--porcelain')).not.toContain('\nworktree ');
+    expect(await hashTree(repo)).toEqual(before);
+  });
+}

@@ -1,0 +1,180 @@
+import { readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { once } from 'node:events';
+import { expect, it } from 'vitest';
+import type { SuiteContext } from './backend-suite.js';
+import { hashTree, makeRepo, writeFiles } from './fixtures.js';
+
+// npm must not phone home from a test (update notifier, audit): loopback only.
+const NPM_OFFLINE = {
+  npm_config_update_notifier: 'false',
+  npm_config_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+};
+
+function isGoneOrZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+export function registerExecTests(s: SuiteContext): void {
+  it('exec sees the merged view and its writes land only in the sandbox', async () => {
+    const repo = await makeRepo({
+      'pkg/package.json': JSON.stringify({ name: 'fixture', version: '1.0.0', private: true, type: 'commonjs', scripts: { test: 'node test.js' } }),
+      'pkg/test.js': "require('fs').writeFileSync('test-output.txt', 'ran\\n'); console.log('tests ok');\n",
+      'tracked.txt': 'v1\n',
+    });
+    const before = await hashTree(repo);
+    const session = await s.open(repo);
+    const sb = await session.create();
+    await sb.writeFile('tracked.txt', 'v2 from file op\n');
+
+    const node = await sb.run(
+      `node -e "const fs=require('fs'); fs.mkdirSync('gen/out',{recursive:true}); fs.writeFileSync('gen/out/x.txt', fs.readFileSync('tracked.txt'))"`,
+    );
+    expect(node).toMatchObject({ exitCode: 0, cancelled: false });
+    expect(await sb.readText('gen/out/x.txt')).toBe('v2 from file op\n');
+
+    const status = await sb.run('git status --porcelain');
+    expect(status.exitCode).toBe(0);
+    expect(status.stdout).toContain(' M tracked.txt');
+    expect(status.stdout).toContain('?? gen/');
+
+    const npm = await sb.run('npm test', { cwd: 'pkg', env: NPM_OFFLINE });
+    expect(npm.stdout).toContain('tests ok');
+    expect(npm.exitCode).toBe(0);
+    expect(await sb.readText('pkg/test-output.txt')).toBe('ran\n');
+
+    if (s.mountsAtRepoPath) {
+      const abs = await sb.run(`pwd && echo absolute > ${JSON.stringify(path.join(repo, 'abs.txt'))}`);
+      expect(abs.stdout.trim()).toBe(repo);
+      expect(await sb.readText('abs.txt')).toBe('absolute\n');
+      const gitWrite = await sb.run('git add -A && git -c user.name=a -c user.email=a@b commit -qm agent && git log --oneline | wc -l');
+      expect(gitWrite.exitCode).toBe(0);
+    }
+    expect(existsSync(path.join(repo, 'gen'))).toBe(false);
+    expect(await hashTree(repo)).toEqual(before);
+  });
+
+  it('shares the ignored node_modules copy-on-write: commands resolve it, writes stay private, diffs skip it', async () => {
+    // Own package.json files: module type must not depend on whatever sits above the temp dir.
+    const repo = await makeRepo({
+      '.gitignore': 'node_modules/\n',
+      'package.json': '{ "name": "fixture", "private": true, "type": "commonjs" }\n',
+      'app.js': "console.log(require('dep').name);\n",
+    });
+    await writeFiles(repo, {
+      'node_modules/dep/package.json': '{ "name": "dep", "type": "commonjs" }\n',
+      'node_modules/dep/index.js': "exports.name = 'dep from user';\n",
+    });
+    const before = await hashTree(repo);
+    const session = await s.open(repo);
+    const sb = await session.create();
+    expect((await sb.run('node app.js')).stdout).toBe('dep from user\n');
+    const patch = await sb.run(`echo "exports.name = 'patched';" > node_modules/dep/index.js && node app.js`);
+    expect(patch.stdout).toBe('patched\n');
+    await sb.writeFile('app.js', "console.log('v2', require('dep').name);\n");
+    const diff = await sb.diff();
+    expect(diff.files.map((f) => f.path)).toEqual(['app.js']);
+    expect(await hashTree(repo)).toEqual(before);
+    const other = await session.create();
+    expect((await other.run('node app.js')).stdout).toBe('dep from user\n');
+  });
+
+  it('streams stdout and stderr, passes env and reports the exit code', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    const proc = await sb.exec('for i in 1 2 3; do echo "line $i"; done; echo "$GREETING" >&2; exit 3', {
+      env: { GREETING: 'hello from env' },
+    });
+    const chunks: string[] = [];
+    proc.stdout.on('data', (b: Buffer) => chunks.push(b.toString()));
+    let stderr = '';
+    proc.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const result = await proc.done;
+    expect(result).toEqual({ exitCode: 3, signal: null, cancelled: false });
+    expect(chunks.join('')).toBe('line 1\nline 2\nline 3\n');
+    expect(stderr).toBe('hello from env\n');
+    await expect(sb.exec('true', { cwd: 'missing-dir' })).rejects.toMatchObject({ code: 'not-found' });
+    await expect(sb.exec('true', { cwd: '../..' })).rejects.toMatchObject({ code: 'path-escape' });
+  });
+
+  it('cancelling through the abort signal kills the whole process group', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    const ac = new AbortController();
+    // The background child reports its host pid (/proc is the host's) and outlives the shell's wait.
+    const proc = await sb.exec('(read -r pid rest < /proc/self/stat; echo "bg $pid"; exec sleep 300) & wait', {
+      signal: ac.signal,
+    });
+    let seen = '';
+    while (!/bg \d+\n/.test(seen)) {
+      const [chunk] = (await once(proc.stdout, 'data')) as [Buffer];
+      seen += chunk.toString();
+    }
+    const bgPid = Number(/bg (\d+)/.exec(seen)![1]);
+    expect(isGoneOrZombie(bgPid)).toBe(false);
+    ac.abort();
+    const result = await proc.done;
+    expect(result.cancelled).toBe(true);
+    expect(result.exitCode).toBeNull();
+    expect(isGoneOrZombie(bgPid)).toBe(true);
+  });
+
+  it('spawning a child while a command runs in the parent leaves that command running in the parent', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const parent = await session.create('parent');
+    await parent.writeFile('p.txt', 'before spawn\n');
+    expect((await parent.run('mkfifo gate')).exitCode).toBe(0);
+    // Blocks on the FIFO until the test opens it for writing: no timing involved.
+    const gated = await parent.exec('read line < gate && echo "$line" > after-spawn.txt && rm gate');
+    const child = await session.create('child', parent);
+
+    await parent.writeFile('gate', 'released\n');
+    expect(await gated.done).toMatchObject({ exitCode: 0, cancelled: false });
+    expect(await parent.readText('after-spawn.txt')).toBe('released\n');
+    expect(await child.readText('p.txt')).toBe('before spawn\n');
+    expect(await child.exists('after-spawn.txt')).toBe(false);
+    await child.writeFile('c.txt', 'c\n');
+    expect(await parent.exists('c.txt')).toBe(false);
+    expect((await child.diff()).files.map((f) => f.path)).toEqual(['c.txt']);
+    expect((await parent.diff()).files.map((f) => f.path).sort()).toEqual(['after-spawn.txt', 'p.txt']);
+
+    const later = await session.create('later', parent);
+    expect(await later.readText('after-spawn.txt')).toBe('released\n');
+  });
+
+  if (s.mountsAtRepoPath) {
+    it('commands run without capabilities and cannot unmount the view to reach the user tree', async () => {
+      const repo = await makeRepo({ 'a.txt': 'user\n' });
+      const session = await s.open(repo);
+      const sb = await session.create();
+      const caps = await sb.run('grep CapEff /proc/self/status');
+      expect(caps.stdout).toMatch(/CapEff:\s+[0-9a-f]+/);
+      if (process.getuid?.() !== 0 || s.backend === 'overlay-userns') expect(caps.stdout).toMatch(/CapEff:\s+0+\n/);
+      const escape = await sb.run(`umount -l ${JSON.stringify(repo)}; echo agent > a.txt; cat ${JSON.stringify(path.join(repo, 'a.txt'))}`);
+      expect(escape.stdout).toBe('agent\n');
+      expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toBe('user\n');
+    });
+  }
+
+  it('reads the snapshot through git inside the sandbox, not the user index', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    const head = await sb.run('git rev-parse HEAD');
+    expect(head.stdout.trim()).toBe(session.snapshot.commit);
+    const clean = await sb.run('git status --porcelain');
+    expect(clean).toMatchObject({ exitCode: 0, stdout: '' });
+    expect(await readFile(path.join(repo, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
+  });
+}

@@ -1,0 +1,36 @@
+import type { Tool } from '@infinity-code/runtime';
+import { createFileTool } from './create-file.js';
+import { editFileTool } from './edit-file.js';
+import { executeCommandTool, type ExecuteCommandTool } from './execute-command.js';
+import { grepTool } from './grep.js';
+import { listFilesTool } from './list-files.js';
+import type { CodingToolsOptions } from './options.js';
+import { readFileTool } from './read-file.js';
+import type { ToolEnv } from './tool-kit.js';
+
+export interface CodingTools {
+  /** The six tools, to pass to the runtime (`tools` of LocalSystem or StepSystem). */
+  tools: Tool[];
+  /** The execute_command tool, for UIs that show running commands. */
+  executeCommand: ExecuteCommandTool;
+}
+
+/**
+ * The agent's coding tools (DESIGN §4): read_file, create_file, edit_file, list_files, grep and
+ * execute_command, each acting in the calling thread's sandbox as `sandboxFor` resolves it.
+ */
+export function createCodingTools(opts: CodingToolsOptions): Tool[] {
+  return codingTools(opts).tools;
+}
+
+/** createCodingTools, also handing back the execute_command tool with its running-command view. */
+export function codingTools(opts: CodingToolsOptions): CodingTools {
+  const env: ToolEnv = { sandboxFor: opts.sandboxFor, repoRoot: opts.repoRoot };
+  const executeCommand = executeCommandTool(opts);
+  return {
+    tools: [readFileTool(env), createFileTool(env), editFileTool(env), listFilesTool(env), grepTool(env), executeCommand],
+    executeCommand,
+  };
+}
+
+export const CODING_TOOL_NAMES = ['read_file', 'create_file', 'edit_file', 'list_files', 'grep', 'execute_command'] as const;

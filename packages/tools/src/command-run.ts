@@ -1,0 +1,169 @@
+import { StringDecoder } from 'node:string_decoder';
+import type { AsyncToolContext, ToolOutput } from '@infinity-code/runtime';
+import type { ExecProcess, ExecResult, Sandbox } from '@infinity-code/sandbox';
+import { errorText } from './errors.js';
+import type { CommandTimeouts, OutputLimits } from './options.js';
+import { OutputBuffer } from './output-buffer.js';
+
+type ToolEvent = Parameters<AsyncToolContext['emit']>[0];
+
+export interface CommandRunDeps {
+  sandbox: () => Promise<Sandbox>;
+  env: Readonly<Record<string, string | undefined>>;
+  timeouts: Required<CommandTimeouts>;
+  limits: Required<OutputLimits>;
+  /** Refuses a command before it starts (returns the reason), e.g. one naming the user's tree. */
+  check(command: string, sb: Sandbox): string | undefined;
+  /** Called once, when the run is over and every answer for it has been handed to the runtime. */
+  onSettled(): void;
+}
+
+/** Where a run is: answering inline (fast), streaming as a subscription, or over. */
+export type CommandPhase = 'starting' | 'fast' | 'streaming' | 'finished';
+
+/**
+ * One execute_command call from start to end. It exists only while the command runs: the
+ * process, its output buffer and its two timers go with it.
+ *
+ * - fast: the command may still answer inline; if it exits within the window its output and exit
+ *   code are the tool result.
+ * - streaming: the result said "still running" (flagged subscription); output goes out as
+ *   associative events, batched by time and size, then one final event with the exit status.
+ * Every answer goes through one promise chain, so the runtime gets the result before any event
+ * and the events in order.
+ */
+export class CommandRun {
+  phase: CommandPhase = 'starting';
+  pid: number | undefined;
+  readonly startedAt = Date.now();
+  private readonly abort = new AbortController();
+  private readonly buffer: OutputBuffer;
+  private cancelled = false;
+  private chain: Promise<void> = Promise.resolve();
+  private seq = 0;
+  private fastTimer: NodeJS.Timeout | undefined;
+  private batchTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ctx: AsyncToolContext,
+    readonly command: string,
+    private readonly deps: CommandRunDeps,
+  ) {
+    this.buffer = new OutputBuffer(deps.limits);
+  }
+
+  /** Starts the work without waiting for it (dispatch must return quickly). */
+  start(): void {
+    void this.run()
+      .catch((err: unknown) => {
+        // Once streaming, the result was given: the failure ends the subscription instead.
+        if (this.phase === 'streaming') this.emit({ content: errorText(err), isError: true, final: true }, 'final');
+        else this.answer({ content: errorText(err), isError: true });
+      })
+      .finally(() => {
+        this.stopTimers();
+        this.phase = 'finished';
+        void this.chain.then(() => this.deps.onSettled());
+      });
+  }
+
+  /** Kills the process group; the answer ("cancelled") follows when the command is gone. */
+  cancel(): void {
+    if (this.phase === 'finished' || this.cancelled) return;
+    this.cancelled = true;
+    this.abort.abort();
+  }
+
+  private async run(): Promise<void> {
+    const sb = await this.deps.sandbox();
+    const refused = this.deps.check(this.command, sb);
+    if (refused !== undefined) return this.answer({ content: `Error: ${refused}`, isError: true });
+    if (this.cancelled) return this.answer({ content: 'Command cancelled before it started.', isError: true });
+    // The abort signal kills the command's whole process group (the sandbox sees to it).
+    const proc = await sb.exec(this.command, { env: this.deps.env, signal: this.abort.signal });
+    this.pid = proc.pid;
+    this.phase = 'fast';
+    this.collect(proc);
+    this.fastTimer = setTimeout(() => this.startStreaming(), this.deps.timeouts.fastWindowMs);
+    this.fastTimer.unref();
+    const result = await proc.done;
+    this.stopTimers();
+    this.buffer.flushPartials();
+    const status = this.cancelled ? '[cancelled]' : statusLine(result);
+    if (this.phase === 'fast') {
+      // Cancelled while answering inline means the call was interrupted: the runtime has already
+      // closed it and drops this answer, but expects one.
+      const output = this.buffer.rest();
+      return this.answer({ content: `${output === '' ? '(no output)' : output}\n${status}`, isError: this.cancelled });
+    }
+    const rest = this.buffer.rest();
+    this.emit({ content: rest === '' ? status : `${rest}\n${status}`, final: true }, 'final');
+  }
+
+  private collect(proc: ExecProcess): void {
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const decoder = new StringDecoder('utf8');
+      proc[stream].on('data', (b: Buffer) => {
+        this.buffer.write(stream, decoder.write(b));
+        if (this.phase === 'streaming' && this.buffer.pendingChars >= this.deps.timeouts.batchBytes) this.flushBatch();
+      });
+      proc[stream].on('end', () => this.buffer.write(stream, decoder.end()));
+    }
+  }
+
+  private startStreaming(): void {
+    if (this.phase !== 'fast') return;
+    this.phase = 'streaming';
+    const id = this.ctx.call.id;
+    const soFar = this.buffer.take({ announceLimit: true });
+    this.answer({
+      subscription: true,
+      content:
+        `Command is still running after ${seconds(this.deps.timeouts.fastWindowMs)}; it continues in the background ` +
+        `(subscription id: ${id}). Its further output will arrive as events, and a final event will carry the exit ` +
+        `code. Keep working meanwhile, or stop it with cancel_subscription {"tool_call_id": "${id}"}.\n` +
+        `Output so far:\n${soFar === '' ? '(none)' : soFar}`,
+    });
+    this.batchTimer = setInterval(() => this.flushBatch(true), this.deps.timeouts.batchMs);
+    this.batchTimer.unref();
+  }
+
+  private flushBatch(timed = false): void {
+    // A timed batch also sends a line still being written (a prompt, a progress line).
+    if (timed) this.buffer.flushPartials();
+    const text = this.buffer.take({ announceLimit: true });
+    if (text !== '') this.emit({ content: text }, `output:${this.seq++}`);
+  }
+
+  private answer(output: ToolOutput): void {
+    this.enqueue(() => this.ctx.respond(output));
+  }
+
+  private emit(event: ToolEvent, suffix: string): void {
+    // Stable ids: a redelivered event is dropped as a duplicate, never shown twice.
+    this.enqueue(() => this.ctx.emit({ ...event, associative: true, id: `${this.ctx.call.id}:${suffix}` }));
+  }
+
+  private enqueue(send: () => Promise<void>): void {
+    this.chain = this.chain.then(send).catch((err: unknown) => {
+      // The runtime is closing; nothing more can be delivered for this call.
+      process.emitWarning(`execute_command: could not deliver output: ${(err as Error).message}`);
+    });
+  }
+
+  private stopTimers(): void {
+    clearTimeout(this.fastTimer);
+    clearInterval(this.batchTimer);
+    this.fastTimer = undefined;
+    this.batchTimer = undefined;
+  }
+}
+
+function statusLine(r: ExecResult): string {
+  if (r.exitCode !== null) return `[exit code: ${r.exitCode}]`;
+  return `[killed by signal ${r.signal ?? 'unknown'}]`;
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}

@@ -1,0 +1,226 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { INJECTED_TOOL_NAME, type CompletionRequest, type RuntimeEvent, type ScriptedReply } from '@infinity-code/runtime';
+import type { ExecProcess } from '@infinity-code/sandbox';
+import { RESTARTED_MESSAGE } from './index.js';
+import { textOf, ToolAgent } from './test-support/agent.js';
+import { backendsUnderTest, Fixtures, groupEnded, groupMembers, watchExec } from './test-support/fixtures.js';
+
+const backends = await backendsUnderTest();
+
+/** What the model just received: a tool result for `id`, an injected event for `original`, or user text. */
+function lastInput(r: CompletionRequest): { kind: 'user' } | { kind: 'result'; id: string } | { kind: 'event'; original: string } {
+  const msgs = r.messages;
+  const last = msgs[msgs.length - 1]!;
+  const result = last.content.find((b) => b.type === 'tool_result');
+  if (!result || result.type !== 'tool_result') return { kind: 'user' };
+  const call = msgs[msgs.length - 2]!.content.find((b) => b.type === 'tool_use' && b.id === result.tool_use_id);
+  if (call?.type === 'tool_use' && call.name === INJECTED_TOOL_NAME) {
+    return { kind: 'event', original: String(call.input.original_tool_call_id) };
+  }
+  return { kind: 'result', id: result.tool_use_id };
+}
+
+const isResult = (id: string) => (e: RuntimeEvent): e is Extract<RuntimeEvent, { type: 'tool-result' }> =>
+  e.type === 'tool-result' && e.toolUseId === id;
+
+describe('execute_command as a subscription', { timeout: 45_000 }, () => {
+  const fx = new Fixtures();
+  afterAll(() => fx.cleanup());
+
+  /** An agent on a fresh repo; `started` resolves with the first command's process once it printed. */
+  async function setup(backend: (typeof backends)[number], brain: (r: CompletionRequest) => ScriptedReply, extra = {}) {
+    const repo = await fx.repo({ 'notes.txt': 'some notes\n' });
+    const session = await fx.session(repo, backend);
+    let report: (proc: ExecProcess) => void = () => undefined;
+    const started = new Promise<ExecProcess>((resolve) => (report = resolve));
+    const sb = watchExec(await session.create('main'), (proc) => proc.stdout.once('data', () => report(proc)));
+    const agent = new ToolAgent({ sandboxFor: async () => sb, repoRoot: repo, brain, ...extra });
+    return Object.assign(agent, { started });
+  }
+
+  it(`streams a long command's output in batches while the thread keeps working (${backends[0]} backend)`, async () => {
+    const ticks = 16;
+    const agent = await setup(
+      backends[0]!,
+      (r) => {
+        const input = lastInput(r);
+        if (input.kind === 'user') {
+          const command = `for i in $(seq 1 ${ticks}); do echo "tick $i"; sleep 0.5; done`;
+          return { toolCall: { name: 'execute_command', input: { command }, id: 'cmd' } };
+        }
+        if (input.kind === 'result' && input.id === 'cmd') return { toolCall: { name: 'read_file', input: { path: 'notes.txt' }, id: 'read' } };
+        if (input.kind === 'result') return { text: 'Read the notes; waiting for the command.' };
+        return { text: 'Noted the output.' };
+      },
+      // A shorter inline window than the default 5 s, so the 8 s command streams several batches.
+      { commandTimeouts: { fastWindowMs: 1_500, batchMs: 2_000 } },
+    );
+    try {
+      let commandRunningAtRead: string | undefined;
+      const readDone = agent.waitFor((e) => {
+        if (!isResult('read')(e)) return false;
+        commandRunningAtRead = agent.exec.running().find((c) => c.callId === 'cmd')?.phase;
+        return true;
+      });
+      await agent.system.sendUserText('main', 'Run the ticker.');
+
+      const started = await agent.waitFor(isResult('cmd'));
+      expect(started.isError).toBe(false);
+      expect(textOf(started.content)).toMatch(/^Command is still running after 1\.5 s; it continues in the background \(subscription id: cmd\)\./);
+      // The thread keeps working: another tool call completes while the command runs.
+      await readDone;
+      expect(commandRunningAtRead).toBe('streaming');
+      const threadNow = await agent.store.loadThread('main');
+      expect(threadNow!.record.subscriptions.map((s) => s.callId)).toEqual(['cmd']);
+      expect(textOf(agent.answer('read').content)).toContain('some notes');
+
+      await agent.exec.whenIdle();
+      await agent.system.whenIdle();
+      const injected = agent.events.filter(
+        (e): e is Extract<RuntimeEvent, { type: 'event-injected' }> => e.type === 'event-injected' && e.originalCallId === 'cmd',
+      );
+      const texts = injected.map((e) => textOf(e.content));
+      // Batched, not one event per line: a handful of output events, then the final one.
+      expect(injected.length).toBeGreaterThanOrEqual(3);
+      expect(injected.length).toBeLessThanOrEqual(6);
+      expect(texts.at(-1)).toMatch(/\[exit code: 0\]$/);
+      expect(texts.slice(0, -1).every((t) => !t.includes('[exit code'))).toBe(true);
+      // Every line arrives exactly once, in order, across the result and the events.
+      const all = [textOf(started.content).split('Output so far:\n')[1]!, ...texts].join('\n');
+      expect(all.match(/tick \d+/g)).toEqual(Array.from({ length: ticks }, (_, i) => `tick ${i + 1}`));
+
+      // The events are in the thread's own history as injected calls on the original call.
+      const thread = await agent.store.loadThread('main');
+      const injectedCalls = thread!.history.flatMap((m) => m.content).filter((b) => b.type === 'tool_use' && b.name === INJECTED_TOOL_NAME);
+      expect(injectedCalls).toHaveLength(injected.length);
+      expect(injectedCalls[0]).toMatchObject({ input: { original_tool_name: 'execute_command', original_tool_call_id: 'cmd', original_args: { command: expect.stringContaining('tick') } } });
+      // The final event ended the subscription, and nothing of the call is left in the tool.
+      expect(thread!.record.subscriptions).toEqual([]);
+      expect(agent.exec.running()).toEqual([]);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  describe.each(backends)('cancelling (%s backend)', (backend) => {
+    // Children in the background and a grandchild in a subshell: all must go with the group.
+    const command = 'sleep 300 & (sleep 300 & wait) & echo started; wait';
+
+    it('cancel_subscription kills the process group and sends a final [cancelled] event', async () => {
+      const agent = await setup(
+        backend,
+        (r) => {
+          const input = lastInput(r);
+          if (input.kind === 'user') return { toolCall: { name: 'execute_command', input: { command }, id: 'long' } };
+          if (input.kind === 'result' && input.id === 'long') {
+            return { toolCall: { name: 'cancel_subscription', input: { tool_call_id: 'long' }, id: 'stop' } };
+          }
+          return { text: 'Stopped it.' };
+        },
+        { commandTimeouts: { fastWindowMs: 300 } },
+      );
+      try {
+        await agent.system.sendUserText('main', 'Start the server, then stop it.');
+        const proc = await agent.started;
+        const started = await agent.waitFor(isResult('long'));
+        expect(textOf(started.content)).toContain('Output so far:\nstarted');
+        expect(agent.exec.running()).toMatchObject([{ callId: 'long', pid: proc.pid, phase: expect.any(String) }]);
+        await agent.exec.whenIdle();
+        await agent.system.whenIdle();
+        expect(textOf(agent.answer('stop').content)).toBe("Subscription 'long' cancelled successfully.");
+        expect(await proc.done).toMatchObject({ cancelled: true });
+        expect(await groupEnded(proc.pid), JSON.stringify(groupMembers(proc.pid))).toBe(true);
+        expect(agent.exec.running()).toEqual([]);
+        // The final [cancelled] event was sent; the runtime had already ended the subscription
+        // (cancel_subscription is synchronous), so it drops the event as inactive.
+        const dropped = agent.events.find((e) => e.type === 'input-dropped' && e.inputId === 'long:final');
+        expect(dropped).toMatchObject({ reason: 'inactive' });
+      } finally {
+        await agent.close();
+      }
+    });
+
+    it('a user interrupting the inline wait kills the process group too', async () => {
+      const agent = await setup(backend, (r) =>
+        lastInput(r).kind === 'user' && r.messages.length === 1
+          ? { toolCall: { name: 'execute_command', input: { command }, id: 'slow' } }
+          : { text: 'ok' },
+      );
+      try {
+        await agent.system.sendUserText('main', 'Start it.');
+        // Running, and the inline window (5 s) still open: the user interrupts the pending call.
+        const proc = await agent.started;
+        expect(agent.exec.running()).toMatchObject([{ callId: 'slow', phase: 'fast', pid: proc.pid }]);
+        await agent.system.sendUserText('main', 'Actually, stop.');
+        await agent.waitFor((e) => e.type === 'tool-interrupted' && e.callId === 'slow');
+        await agent.exec.whenIdle();
+        await agent.system.whenIdle();
+        expect(await proc.done).toMatchObject({ cancelled: true });
+        expect(await groupEnded(proc.pid), JSON.stringify(groupMembers(proc.pid))).toBe(true);
+        expect(agent.exec.running()).toEqual([]);
+        const thread = await agent.store.loadThread('main');
+        const results = thread!.history.flatMap((m) => m.content).filter((b) => b.type === 'tool_result');
+        expect(results).toEqual([expect.objectContaining({ tool_use_id: 'slow', content: [{ type: 'text', text: 'Tool call interrupted by user' }] })]);
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+
+  it('a host shutdown (the tools\' signal) kills running commands and ends their subscriptions', async () => {
+    const shutdown = new AbortController();
+    const agent = await setup(backends[0]!, serverBrain, { commandTimeouts: { fastWindowMs: 200 }, signal: shutdown.signal });
+    try {
+      await agent.system.sendUserText('main', 'Start a server.');
+      const proc = await agent.started;
+      await agent.waitFor(isResult('srv'));
+      await agent.system.whenIdle();
+      shutdown.abort();
+      await agent.exec.whenIdle();
+      await agent.system.whenIdle();
+      expect(await groupEnded(proc.pid), JSON.stringify(groupMembers(proc.pid))).toBe(true);
+      const final = agent.events.find((e) => e.type === 'event-injected' && e.originalCallId === 'srv');
+      expect(final?.type === 'event-injected' && textOf(final.content)).toBe('[cancelled]');
+      expect((await agent.store.loadThread('main'))!.record.subscriptions).toEqual([]);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('after a crash and restart, a subscription whose command was lost gets a final event', async () => {
+    const dbDir = await fx.tempDir('ic-tools-db-');
+    const killCrashed = new AbortController();
+    const crashed = await setup(backends[0]!, serverBrain, {
+      sqlitePath: `${dbDir}/state.db`,
+      commandTimeouts: { fastWindowMs: 200 },
+      signal: killCrashed.signal,
+    });
+    await crashed.system.sendUserText('main', 'Start a server.');
+    const proc = await crashed.started;
+    await crashed.waitFor(isResult('srv'));
+    await crashed.system.whenIdle();
+    // The system stops without its tools being told (as in a crash): the subscription stays open.
+    await crashed.close();
+
+    const restarted = await setup(backends[0]!, serverBrain, { sqlitePath: `${dbDir}/state.db` });
+    try {
+      await restarted.system.start();
+      await restarted.system.whenIdle();
+      const final = restarted.events.find((e) => e.type === 'event-injected' && e.originalCallId === 'srv');
+      expect(final?.type === 'event-injected' && textOf(final.content)).toBe(RESTARTED_MESSAGE);
+      expect((await restarted.store.loadThread('main'))!.record.subscriptions).toEqual([]);
+    } finally {
+      await restarted.close();
+      // What a crash would have taken down with it.
+      killCrashed.abort();
+      await crashed.exec.whenIdle();
+      expect(await groupEnded(proc.pid)).toBe(true);
+    }
+  });
+});
+
+function serverBrain(r: CompletionRequest): ScriptedReply {
+  return lastInput(r).kind === 'user'
+    ? { toolCall: { name: 'execute_command', input: { command: 'echo serving; sleep 300' }, id: 'srv' } }
+    : { text: 'ok' };
+}

@@ -1,0 +1,115 @@
+import type { AsyncTool, AsyncToolContext, ToolContext } from '@infinity-code/runtime';
+import type { Sandbox } from '@infinity-code/sandbox';
+import { commandEnv } from './command-env.js';
+import { CommandRun, type CommandPhase } from './command-run.js';
+import { DEFAULT_OUTPUT_LIMITS, DEFAULT_TIMEOUTS, type CodingToolsOptions } from './options.js';
+import { short } from './tool-kit.js';
+
+/** A running command, as UIs and tests see it. */
+export interface RunningCommandInfo {
+  threadId: string;
+  callId: string;
+  command: string;
+  phase: CommandPhase;
+  /** Host pid of the command's process-group leader (the group id too), once started. */
+  pid: number | undefined;
+  startedAt: number;
+}
+
+export interface ExecuteCommandTool extends AsyncTool {
+  /** Commands running now (one entry per call, removed when the call is over). */
+  running(): RunningCommandInfo[];
+  /** Resolves when no command runs (every answer handed to the runtime). */
+  whenIdle(): Promise<void>;
+}
+
+export const RESTARTED_MESSAGE =
+  '[the command was stopped because Infinity Code restarted while it ran; its later output is lost. ' +
+  'Check its effects and run it again if needed.]';
+
+/**
+ * `execute_command {command}`: a shell command in the calling thread's sandbox (its merged view,
+ * from the repository root), as a subscribed background tool. Per-call state lives in `runs`
+ * only while the command runs: idle threads hold nothing here.
+ */
+export function executeCommandTool(opts: CodingToolsOptions): ExecuteCommandTool {
+  const runs = new Map<string, CommandRun>();
+  let waiters: Array<() => void> = [];
+  const key = (threadId: string, callId: string): string => `${threadId}\u0000${callId}`;
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.commandTimeouts };
+  const limits = { ...DEFAULT_OUTPUT_LIMITS, ...opts.outputLimits };
+  const env = commandEnv(opts.secretEnvNames ?? []);
+  const repoRoot = opts.repoRoot;
+
+  opts.signal?.addEventListener('abort', () => {
+    for (const run of runs.values()) run.cancel();
+  }, { once: true });
+
+  const check = (command: string, sb: Sandbox): string | undefined => {
+    if (command.trim() === '') return 'command is empty. Give a shell command to run.';
+    // On the copy backend the sandbox lives elsewhere, so the user's real path would escape it.
+    if (repoRoot && sb.root !== repoRoot && command.includes(repoRoot)) {
+      return (
+        `the command names ${repoRoot}, the user's own repository, but commands run in a sandboxed copy of it ` +
+        `(${sb.root}) and must not touch the original. Use paths relative to the repository root, which is the ` +
+        'working directory.'
+      );
+    }
+    if (opts.signal?.aborted) return 'Infinity Code is shutting down; no new commands are started.';
+    return undefined;
+  };
+
+  return {
+    kind: 'async',
+    name: 'execute_command',
+    description:
+      'Run a shell command (/bin/sh -c) from the repository root, in your sandbox: it sees your edits, and ' +
+      'what it writes stays in the sandbox. If it finishes within ' +
+      `${timeouts.fastWindowMs / 1000} s the result is its output and exit code. Otherwise the result says it ` +
+      'is still running; its output then arrives as events (batched) and a final event gives the exit code. ' +
+      'You can keep working meanwhile, and stop it with cancel_subscription. Output is cut to its first and ' +
+      'last lines when long. Nothing can be typed into it: use non-interactive flags.',
+    input_schema: {
+      type: 'object',
+      properties: { command: { type: 'string', description: 'The shell command to run.' } },
+      required: ['command'],
+      additionalProperties: false,
+    },
+    display: (input) => `$ ${short(input.command, 100)}`,
+    dispatch(input, ctx: AsyncToolContext) {
+      const k = key(ctx.threadId, ctx.call.id);
+      const run = new CommandRun(ctx, String(input.command), {
+        sandbox: () => opts.sandboxFor(ctx.threadId),
+        env,
+        timeouts,
+        limits,
+        check,
+        onSettled: () => {
+          runs.delete(k);
+          if (runs.size === 0) {
+            const ready = waiters;
+            waiters = [];
+            for (const resolve of ready) resolve();
+          }
+        },
+      });
+      runs.set(k, run);
+      run.start();
+    },
+    cancel(ctx: ToolContext) {
+      runs.get(key(ctx.threadId, ctx.call.id))?.cancel();
+    },
+    resume(ctx: AsyncToolContext) {
+      // The process died with the previous one: end the subscription instead of leaving it open.
+      void ctx
+        .emit({ content: RESTARTED_MESSAGE, associative: true, final: true, id: `${ctx.call.id}:final` })
+        .catch(() => undefined);
+    },
+    running: () =>
+      [...runs.entries()].map(([k, run]) => {
+        const [threadId, callId] = k.split('\u0000') as [string, string];
+        return { threadId, callId, command: run.command, phase: run.phase, pid: run.pid, startedAt: run.startedAt };
+      }),
+    whenIdle: () => (runs.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
+  };
+}

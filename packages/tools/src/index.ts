@@ -1,0 +1,17 @@
+// Public face of @infinity-code/tools: the agent's coding tools over a thread's sandbox.
+export { createCodingTools, codingTools, CODING_TOOL_NAMES, type CodingTools } from './coding-tools.js';
+export {
+  ALWAYS_SECRET_ENV,
+  DEFAULT_OUTPUT_LIMITS,
+  DEFAULT_TIMEOUTS,
+  type CodingToolsOptions,
+  type CommandTimeouts,
+  type OutputLimits,
+} from './options.js';
+export { executeCommandTool, RESTARTED_MESSAGE, type ExecuteCommandTool, type RunningCommandInfo } from './execute-command.js';
+export type { CommandPhase } from './command-run.js';
+export { PathEscapeError, ToolError } from './errors.js';
+export { READ_LIMITS } from './read-file.js';
+export { GREP_LIMITS } from './grep-results.js';
+export { LIST_LIMIT } from './list-files.js';
+export { stripAnsi } from './ansi.js';

@@ -1,0 +1,59 @@
+import type { Sandbox } from '@infinity-code/sandbox';
+
+/** When `execute_command` answers, how it batches streamed output, and how much it keeps. */
+export interface CommandTimeouts {
+  /** A command that exits within this window answers with its output (default 5000 ms). */
+  fastWindowMs?: number;
+  /** Streamed output is sent at most this often (default 2000 ms). */
+  batchMs?: number;
+  /** ...or as soon as this much output is waiting (default 8000 bytes). */
+  batchBytes?: number;
+}
+
+/** How much command output reaches the model: the first lines, then only a tail. */
+export interface OutputLimits {
+  /** Lines kept from the start of the output (default 250). */
+  headLines?: number;
+  /** ...or fewer, once they hold this many characters (default 20000). */
+  headChars?: number;
+  /** Lines kept from the end once the head is full (default 80). */
+  tailLines?: number;
+  /** ...or fewer, once they hold this many characters (default 10000). */
+  tailChars?: number;
+  /** Longer lines are cut, saying how much was cut (default 1000 characters). */
+  maxLineChars?: number;
+}
+
+export interface CodingToolsOptions {
+  /** The calling thread's sandbox; every tool acts in it, never in the user's working tree. */
+  sandboxFor: (threadId: string) => Promise<Sandbox>;
+  /**
+   * The user's repository root. Absolute paths under it are accepted (mapped to repo-relative
+   * ones), and commands that name it are refused when the sandbox is a copy elsewhere (they
+   * would reach the user's real files).
+   */
+  repoRoot?: string;
+  commandTimeouts?: CommandTimeouts;
+  outputLimits?: OutputLimits;
+  /** Variables removed from every command's environment, besides the Anthropic credentials. */
+  secretEnvNames?: readonly string[];
+  /** Aborting it kills every command still running (the host is shutting down). */
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_TIMEOUTS: Required<CommandTimeouts> = {
+  fastWindowMs: 5_000,
+  batchMs: 2_000,
+  batchBytes: 8_000,
+};
+
+export const DEFAULT_OUTPUT_LIMITS: Required<OutputLimits> = {
+  headLines: 250,
+  headChars: 20_000,
+  tailLines: 80,
+  tailChars: 10_000,
+  maxLineChars: 1_000,
+};
+
+/** Always removed: a command must never see the credentials the agent itself runs on. */
+export const ALWAYS_SECRET_ENV = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;

@@ -1,0 +1,121 @@
+import type { AsyncTool, ResultContent, ToolOutput } from '@infinity-code/runtime';
+import type { Sandbox } from '@infinity-code/sandbox';
+import { classify } from './content-kind.js';
+import { ToolError } from './errors.js';
+import { guardPath } from './path-guard.js';
+import { clipLine, numbered, plural, splitLines } from './text-lines.js';
+import { optInt, sandboxTool, short, str, type ToolEnv } from './tool-kit.js';
+
+export const READ_LIMITS = {
+  /** Lines shown by one call; the note says how to read on. */
+  maxLines: 2_000,
+  /** Characters shown by one call (long lines fill it before maxLines does). */
+  maxChars: 100_000,
+  maxLineChars: 2_000,
+  /** Bigger files are not loaded at all: the sandbox reads whole files. */
+  maxFileBytes: 32 * 1024 * 1024,
+  /** The model API's limit for one image. */
+  maxImageBytes: 5 * 1024 * 1024,
+} as const;
+
+export function readFileTool(env: ToolEnv): AsyncTool {
+  return sandboxTool(env, {
+    name: 'read_file',
+    description:
+      'Read a file of the repository (path relative to its root). Text comes back with line numbers; ' +
+      'PNG, JPEG, GIF and WebP images come back as images. Long files are cut at ' +
+      `${READ_LIMITS.maxLines} lines: use start_line and end_line (1-based, inclusive) to read a part.`,
+    input_schema: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'File path relative to the repository root.' },
+        start_line: { type: 'integer', minimum: 1, description: 'First line to show (1-based).' },
+        end_line: { type: 'integer', minimum: 1, description: 'Last line to show (inclusive).' },
+      },
+      required: ['path'],
+      additionalProperties: false,
+    },
+    display(input) {
+      const s = input.start_line;
+      const e = input.end_line;
+      const range = s === undefined && e === undefined ? '' : `:${String(s ?? 1)}-${e === undefined ? '' : String(e)}`;
+      return `Read ${short(input.path)}${range}`;
+    },
+    run: (input, sb) => readFile(sb, env, input),
+  });
+}
+
+async function readFile(sb: Sandbox, env: ToolEnv, input: Record<string, unknown>): Promise<ToolOutput> {
+  const raw = str(input, 'path');
+  const start = optInt(input, 'start_line');
+  const end = optInt(input, 'end_line');
+  if (start !== undefined && end !== undefined && end < start) {
+    throw new ToolError(`end_line (${end}) is before start_line (${start}). Give a range with start_line <= end_line.`);
+  }
+  const rel = await guardPath(sb, raw, { repoRoot: env.repoRoot });
+  const st = await sb.stat(rel);
+  if (st.type === 'dir') throw new ToolError(`"${rel}" is a directory, not a file. Use list_files to see what it contains.`);
+  if (st.size > READ_LIMITS.maxFileBytes) {
+    throw new ToolError(
+      `"${rel}" is too big to read (${st.size} bytes; the limit is ${READ_LIMITS.maxFileBytes}). Use grep to find ` +
+        `what you need in it, or execute_command with e.g. \`sed -n '100,200p' ${rel}\` for a range of lines.`,
+    );
+  }
+  const bytes = await sb.readFile(rel);
+  const content = classify(bytes);
+  if (content.kind === 'image') {
+    if (bytes.length > READ_LIMITS.maxImageBytes) {
+      throw new ToolError(`"${rel}" is an image of ${bytes.length} bytes; images over ${READ_LIMITS.maxImageBytes} bytes cannot be shown.`);
+    }
+    const blocks: ResultContent[] = [
+      { type: 'text', text: `Image ${rel} (${content.mediaType}, ${bytes.length} bytes):` },
+      { type: 'image', source: { type: 'base64', media_type: content.mediaType, data: bytes.toString('base64') } },
+    ];
+    return { content: blocks };
+  }
+  if (content.kind === 'binary') {
+    throw new ToolError(
+      `"${rel}" is a binary file (${bytes.length} bytes; ${content.why}). read_file shows text files and ` +
+        `PNG, JPEG, GIF or WebP images only; to inspect it use execute_command, e.g. \`xxd ${rel} | head -n 20\`.`,
+    );
+  }
+  return { content: renderLines(rel, splitLines(content.text), start, end) };
+}
+
+/** The numbered excerpt, cut by line and character budgets, with a note on how to read on. */
+export function renderLines(rel: string, lines: readonly string[], start?: number, end?: number): string {
+  const total = lines.length;
+  const header = `<file name="${rel}" lines="${total}">`;
+  if (total === 0) return `${header}\n(empty file)\n</file>`;
+  const first = start ?? 1;
+  if (first > total) {
+    throw new ToolError(
+      `start_line ${first} is past the end of ${rel}, which has ${plural(total, 'line')}. ` +
+        `Read from start_line 1 to ${total} (or less).`,
+    );
+  }
+  const wantedLast = Math.min(end ?? total, total);
+  const out: string[] = [header];
+  let chars = 0;
+  let last = first - 1;
+  for (let n = first; n <= wantedLast; n++) {
+    if (n - first >= READ_LIMITS.maxLines) break;
+    const line = numbered(n, clipLine(lines[n - 1]!.replace(/\r$/, ''), READ_LIMITS.maxLineChars));
+    // Always show at least one line, however long, so a read always makes progress.
+    if (chars + line.length > READ_LIMITS.maxChars && n > first) break;
+    chars += line.length + 1;
+    out.push(line);
+    last = n;
+  }
+  out.push('</file>');
+  const notes: string[] = [];
+  if (last < wantedLast) {
+    notes.push(
+      `[Showing lines ${first}-${last} of ${total}; the output limit was reached. ` +
+        `To read on, call read_file with start_line=${last + 1}.]`,
+    );
+  } else if (end !== undefined && end > total) {
+    notes.push(`[The file ends at line ${total}; end_line ${end} is past its end.]`);
+  }
+  return [...out, ...notes].join('\n');
+}
