@@ -138,15 +138,22 @@ export class Sandbox {
       throw new SandboxError('invalid-argument', `Sandbox ${this.id} has no parent; use applyToWorkingTree() to accept its changes.`);
     }
     if (target === this) throw new SandboxError('invalid-argument', 'A sandbox cannot be squashed into itself.');
-    const diff = await this.diff();
-    return target.op(async () =>
+    return target.apply(await this.diff());
+  }
+
+  /**
+   * Applies a diff (another sandbox's, or a reviewed subset of one) into this sandbox, 3-way:
+   * edits made here meanwhile merge, overlapping ones are left with conflict markers.
+   */
+  async apply(diff: SandboxDiff): Promise<ApplyResult> {
+    return this.op(async () =>
       applyPatch(
         this.owner.ctx,
         {
-          git: await target.handle.git(),
-          workTree: target.handle.commandRoot,
+          git: await this.handle.git(),
+          workTree: this.handle.commandRoot,
           startIndex: this.owner.ctx.baseIndex,
-          label: `sandbox ${target.id}`,
+          label: `sandbox ${this.id}`,
         },
         diff,
       ),
