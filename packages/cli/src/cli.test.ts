@@ -43,11 +43,13 @@ function gitRepo(): string {
 }
 
 describe('infinity-code command line', () => {
-  it('--demo runs the runtime end to end with no API key', async () => {
-    const r = await cli(['--demo']);
+  it('--demo runs the whole flow in a throwaway repository with no API key', async () => {
+    const r = await cli(['--demo'], { env: { DEMO_TEST_STEPS: '2' } });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain('$ node --version');
-    expect(r.stdout).toContain(`Node.js ${process.version}`);
+    expect(r.stderr).toMatch(/Demo repository: \S+/);
+    expect(r.stderr).toContain('Applied changes to 2 file(s) in the working tree.');
+    expect(r.stderr).toContain('return `Hello, ${name}!`;');
+    expect(r.stdout).toContain('Done.');
   });
 
   it('a headless task without an API key is a config error with a clear message', async () => {

@@ -1,37 +1,50 @@
-import { execFile } from 'node:child_process';
-import type { AsyncTool, Brain, CompletionRequest } from '@infinity-code/runtime';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScriptedProvider } from '@infinity-code/runtime';
+import { DEMO_FILES, demoBrain } from './demo-brain.js';
+import type { ExitCode } from './exit-codes.js';
+import type { HeadlessWriters } from './headless.js';
+
+export const DEMO_TASK = 'Make greet() say "Hello, <name>!" and add a farewell(name) function; run the tests.';
+
+/** A throwaway git repository with the demo's sample project. */
+export function createDemoRepo(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'infinity-code-demo-'));
+  for (const [name, content] of Object.entries(DEMO_FILES)) writeFileSync(join(dir, name), content);
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.email=demo@infinity-code', '-c', 'user.name=demo', ...args], { cwd: dir, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'demo project');
+  return dir;
+}
 
 /**
- * The demo's model decisions (a scripted brain): look at the toolchain with a real asynchronous
- * tool, then summarise. Lets a newcomer see the runtime work with no API key.
+ * The whole flow with a scripted model and no API key: in a terminal, the TUI (you review the
+ * children's diffs); otherwise headless with every diff accepted and applied to the demo repo.
  */
-export const demoBrain: Brain = (r: CompletionRequest) => {
-  const results = r.messages.flatMap((m) => m.content).filter((c) => c.type === 'tool_result');
-  if (results.length === 0) {
-    return {
-      text: "I'll check which Node.js this machine runs, in the background, and continue when it answers.",
-      toolCall: { name: 'node_version', input: {} },
-    };
+export async function runDemo(o: { writers: HeadlessWriters; signal: AbortSignal; interactive: boolean }): Promise<ExitCode> {
+  const dir = createDemoRepo();
+  o.writers.err(`Demo repository: ${dir}\n`);
+  const provider = new ScriptedProvider(demoBrain);
+  if (o.interactive) {
+    const { runInteractive } = await import('./run-tui.js');
+    return runInteractive({ cwd: dir, env: process.env, flags: {}, provider, firstMessage: DEMO_TASK });
   }
-  const last = results[results.length - 1]!;
-  const version = last.type === 'tool_result' && last.content[0]?.type === 'text' ? last.content[0].text : '?';
-  return {
-    text:
-      `The tool answered: Node.js ${version.trim()}. That was one slice to ask, a commit, an ` +
-      'asynchronous dispatch, the result back through the durable queue, and a second slice to answer.',
-  };
-};
-
-/** A real asynchronous tool: runs `node --version` and answers when the process exits. */
-export const nodeVersionTool: AsyncTool = {
-  kind: 'async',
-  name: 'node_version',
-  description: 'Report the version of Node.js on this machine.',
-  input_schema: { type: 'object', properties: {} },
-  display: () => '$ node --version',
-  dispatch(_input, ctx) {
-    execFile(process.execPath, ['--version'], (err, stdout) => {
-      void ctx.respond(err ? { content: `Error: ${err.message}`, isError: true } : { content: stdout });
-    });
-  },
-};
+  const { runHeadless } = await import('./run-headless.js');
+  const code = await runHeadless({
+    task: DEMO_TASK,
+    yes: true,
+    outputFormat: 'text',
+    continueLatest: false,
+    cwd: dir,
+    env: process.env,
+    writers: o.writers,
+    signal: o.signal,
+    provider,
+  });
+  o.writers.err(`\ngreet.js in the demo repository now reads:\n${readFileSync(join(dir, 'greet.js'), 'utf8')}`);
+  return code;
+}

@@ -1,59 +1,85 @@
-import { resultText, type RuntimeEvent } from '@infinity-code/runtime';
+import { addUsage, resultText, ZERO_USAGE, type RuntimeEvent, type Usage } from '@infinity-code/runtime';
 
 export interface HeadlessWriters {
   out(text: string): void;
   err(text: string): void;
 }
 
-export interface HeadlessState {
+/** What a headless run learns from the event stream (for the exit code and the result object). */
+export interface RunTally {
   errors: Array<{ kind: string; message: string }>;
   completions: number;
+  usage: Usage;
+  /** The root thread's last answer. */
+  answer: string;
+}
+
+export function newTally(): RunTally {
+  return { errors: [], completions: 0, usage: { ...ZERO_USAGE }, answer: '' };
+}
+
+/** Folds an event into the tally (pure apart from the object it updates). */
+export function tallyEvent(t: RunTally, e: RuntimeEvent, rootId: string): void {
+  if (e.type === 'slice-finished') {
+    t.completions += e.completions;
+    t.usage = addUsage(t.usage, e.usage);
+  } else if (e.type === 'error') {
+    t.errors.push({ kind: e.kind, message: e.message });
+  } else if (e.type === 'completion-started' && e.threadId === rootId) {
+    t.answer = '';
+  } else if (e.type === 'text-delta' && e.threadId === rootId) {
+    t.answer += e.text;
+  } else if (e.type === 'completion-retry' && e.threadId === rootId) {
+    t.answer = '';
+  }
 }
 
 /**
- * Renders the runtime's event stream without a TUI: the assistant's text to stdout, progress
- * (tool calls, results, retries, errors) to stderr. Pure rendering; no decisions.
+ * The text format: the root thread's answer streams to stdout; progress (tool calls, results,
+ * children, retries, errors) goes to stderr. Rendering only; no decisions.
  */
-export function headlessPrinter(w: HeadlessWriters): { observe(e: RuntimeEvent): void; state: HeadlessState } {
-  const state: HeadlessState = { errors: [], completions: 0 };
+export function textPrinter(w: HeadlessWriters, rootId: string): (e: RuntimeEvent) => void {
   let midLine = false;
   const endLine = () => {
     if (midLine) w.out('\n');
     midLine = false;
   };
-  return {
-    state,
-    observe(e) {
-      switch (e.type) {
-        case 'text-delta':
-          w.out(e.text);
-          midLine = !e.text.endsWith('\n');
-          break;
-        case 'tool-call':
-          endLine();
-          w.err(`● ${e.display ?? `${e.call.name} ${JSON.stringify(e.call.input)}`}\n`);
-          break;
-        case 'tool-result': {
-          const first = resultText(e.content).split('\n')[0] ?? '';
-          w.err(`  ${e.isError ? '✗' : '⎿'} ${first.length > 120 ? `${first.slice(0, 117)}...` : first}\n`);
-          break;
-        }
-        case 'completion-retry':
-          endLine();
-          w.err(`  … ${e.message} Retrying in ${(e.delayMs / 1000).toFixed(1)}s (attempt ${e.attempt}).\n`);
-          break;
-        case 'error':
-          endLine();
-          state.errors.push({ kind: e.kind, message: e.message });
-          w.err(`Error: ${e.message}\n`);
-          break;
-        case 'slice-finished':
-          state.completions += e.completions;
-          endLine();
-          break;
-        default:
-          break;
+  const who = (threadId: string) => (threadId === rootId ? '' : `[${threadId.slice(0, 10)}] `);
+  return (e) => {
+    switch (e.type) {
+      case 'text-delta':
+        if (e.threadId !== rootId) return;
+        w.out(e.text);
+        midLine = !e.text.endsWith('\n');
+        return;
+      case 'tool-call':
+        endLine();
+        w.err(`${who(e.threadId)}● ${e.display ?? `${e.call.name} ${JSON.stringify(e.call.input)}`}\n`);
+        return;
+      case 'tool-result': {
+        const first = resultText(e.content).split('\n')[0] ?? '';
+        w.err(`${who(e.threadId)}  ${e.isError ? '✗' : '⎿'} ${first.length > 120 ? `${first.slice(0, 117)}...` : first}\n`);
+        return;
       }
-    },
+      case 'thread-spawned':
+        if (e.kind === 'child') w.err(`${who(e.threadId)}  ↳ spawned thread ${e.childId}\n`);
+        return;
+      case 'event-injected':
+        if (e.source === 'report') w.err(`${who(e.threadId)}  ◆ report from ${e.childThreadId ?? 'a child'}\n`);
+        return;
+      case 'completion-retry':
+        endLine();
+        w.err(`${who(e.threadId)}  … ${e.message} Retrying in ${(e.delayMs / 1000).toFixed(1)}s (attempt ${e.attempt}).\n`);
+        return;
+      case 'error':
+        endLine();
+        w.err(`${who(e.threadId)}Error: ${e.message}\n`);
+        return;
+      case 'slice-finished':
+        if (e.threadId === rootId) endLine();
+        return;
+      default:
+        return;
+    }
   };
 }

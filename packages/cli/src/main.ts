@@ -1,55 +1,103 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { EXIT, UserError } from './exit-codes.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
-export const DEFAULT_MODEL = 'claude-sonnet-4-5';
 
-async function main(argv: string[]): Promise<number> {
+interface Flags {
+  print?: string;
+  yes?: boolean;
+  outputFormat: 'text' | 'json' | 'stream-json';
+  model?: string;
+  continue?: boolean;
+  resume?: string;
+  maxTurns?: number;
+  demo?: boolean;
+  debug?: boolean;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of 1 or more.');
+  return n;
+}
+
+function parse(argv: string[]): Flags | number {
   const program = new Command()
     .name('infinity-code')
-    .description('A terminal coding agent on a time-sliced agent runtime.')
+    .description('A terminal coding agent on a time-sliced agent runtime. Without -p it opens the terminal UI.')
     .version(pkg.version, '-v, --version')
     .option('-p, --print <task>', 'run the task headless: progress on stderr, the answer on stdout')
-    .option('--model <id>', 'model to use', DEFAULT_MODEL)
-    .option('--demo', 'run a scripted demonstration (no API key needed)')
+    .option('--yes', 'accept every diff automatically and apply the result to the working tree')
+    .addOption(
+      new Option('--output-format <format>', 'headless output').choices(['text', 'json', 'stream-json']).default('text'),
+    )
+    .option('--model <id>', 'model to use (default from config, else claude-sonnet-4-5)')
+    .option('-c, --continue', 'continue the latest session in this repository')
+    .option('-r, --resume <session>', 'resume a session by id (or unique prefix)')
+    .option('--max-turns <n>', 'stop a thread after this many model calls (exit code 5)', positiveInt)
+    .option('--demo', 'run a scripted demonstration in a throwaway repository (no API key needed)')
+    .option('--debug', 'show stack traces of unexpected errors')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
     program.parse(argv, { from: 'user' });
   } catch (err) {
-    if (err instanceof CommanderError) {
-      // --help and --version exit through here with code 0.
-      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    }
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     throw err;
   }
-  const opts = program.opts<{ print?: string; model: string; demo?: boolean }>();
-  const task = opts.print ?? (opts.demo ? 'Show me the runtime at work.' : undefined);
+  if (program.args.length > 0) {
+    throw new UserError(`Unexpected argument "${program.args[0]}". Give the task with -p "<task>".`, EXIT.usage);
+  }
+  return program.opts<Flags>();
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const flags = parse(argv);
+  if (typeof flags === 'number') return flags;
+  const controller = new AbortController();
+  process.on('SIGINT', () => controller.abort());
+  // Loaded only now: --version and --help must not pay for the runtime, SQLite and the SDK.
+  if (flags.demo) {
+    const { runDemo } = await import('./demo.js');
+    return runDemo({ writers: writers(), signal: controller.signal, interactive: process.stdout.isTTY === true });
+  }
+  let task = flags.print;
+  if (task === undefined && !process.stdin.isTTY) task = await readStdin();
   if (task === undefined) {
-    throw new UserError(
-      'The interactive terminal UI is not built yet. Run a task headless with ' +
-        '`infinity-code -p "<task>"`, or see the runtime at work with `infinity-code --demo`.',
-      EXIT.usage,
-    );
+    const { runInteractive } = await import('./run-tui.js');
+    return runInteractive({ cwd: process.cwd(), env: process.env, flags });
   }
   if (task.trim() === '') throw new UserError('The task is empty: say what you want done.', EXIT.usage);
-  const controller = new AbortController();
-  process.once('SIGINT', () => controller.abort());
-  // Loaded only now: --version and --help must not pay for the runtime, SQLite and the SDK.
   const { runHeadless } = await import('./run-headless.js');
   return runHeadless({
     task,
-    model: opts.model,
-    demo: opts.demo === true,
+    ...(flags.model ? { model: flags.model } : {}),
+    yes: flags.yes === true,
+    outputFormat: flags.outputFormat,
+    continueLatest: flags.continue === true,
+    ...(flags.resume ? { resume: flags.resume } : {}),
+    ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
     cwd: process.cwd(),
     env: process.env,
-    writers: { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) },
+    writers: writers(),
     signal: controller.signal,
   });
 }
 
+function writers() {
+  return { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) };
+}
+
+const debug = process.argv.includes('--debug');
+const KNOWN_ERRORS = new Set(['SandboxError', 'SandboxPathError', 'GitError', 'ApplyError', 'StoreError', 'ModelError']);
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
@@ -60,7 +108,18 @@ main(process.argv.slice(2)).then(
       process.exitCode = err.exitCode;
       return;
     }
-    process.stderr.write(`infinity-code: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    const message = err instanceof Error ? err.message : String(err);
+    // The packages' typed errors carry messages written for the user: no stack trace for those.
+    if (err instanceof Error && KNOWN_ERRORS.has(err.name) && !debug) {
+      process.stderr.write(`infinity-code: ${message}\n`);
+      process.exitCode = EXIT.failed;
+      return;
+    }
+    process.stderr.write(
+      debug && err instanceof Error
+        ? `infinity-code: unexpected failure: ${err.stack ?? message}\n`
+        : `infinity-code: unexpected failure: ${message}\n(run again with --debug for details)\n`,
+    );
     process.exitCode = EXIT.failed;
   },
 );

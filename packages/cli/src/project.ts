@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { EXIT, UserError } from './exit-codes.js';
 
-/** The repository root holding `cwd`, or `cwd` itself outside a git repository. */
-export function projectRoot(cwd: string): string {
+/** The repository root holding `cwd`, or undefined outside a git repository. */
+export function gitRoot(cwd: string): string | undefined {
   try {
     return execFileSync('git', ['rev-parse', '--show-toplevel'], {
       cwd,
@@ -10,11 +10,18 @@ export function projectRoot(cwd: string): string {
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
   } catch {
-    return cwd;
+    return undefined;
   }
 }
 
-/** The session store of a project (git-ignored by the project's own .gitignore or ours). */
-export function sessionStorePath(root: string): string {
-  return join(root, '.infinity', 'state.db');
+export function requireGitRoot(cwd: string): string {
+  const root = gitRoot(cwd);
+  if (!root) {
+    throw new UserError(
+      `${cwd} is not inside a git repository. Infinity Code edits a sandboxed copy of a git ` +
+        'repository and shows you the diff; run it inside one (or create one with `git init`).',
+      EXIT.usage,
+    );
+  }
+  return root;
 }

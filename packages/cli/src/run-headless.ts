@@ -1,79 +1,144 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import {
-  AnthropicProvider,
-  LocalSystem,
-  ScriptedProvider,
-  SqliteStore,
-  type ModelProvider,
-  type Tool,
-} from '@infinity-code/runtime';
-import { demoBrain, nodeVersionTool } from './demo.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { AnthropicProvider, type ModelProvider, type RuntimeEvent } from '@infinity-code/runtime';
+import { AgentSession } from './agent-session.js';
+import { loadConfig } from './config.js';
 import { EXIT, UserError, type ExitCode } from './exit-codes.js';
-import { headlessPrinter, type HeadlessWriters } from './headless.js';
-import { projectRoot, sessionStorePath } from './project.js';
+import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headless.js';
+import { requireGitRoot } from './project.js';
+import { untilQuiescent } from './quiescence.js';
+import { buildResult, type Outcome } from './result.js';
+import { autoAcceptReviewer } from './review.js';
+import { SessionRegistry } from './sessions.js';
+
+export type OutputFormat = 'text' | 'json' | 'stream-json';
 
 export interface HeadlessOptions {
   task: string;
-  model: string;
-  demo: boolean;
+  model?: string;
+  yes: boolean;
+  outputFormat: OutputFormat;
+  continueLatest: boolean;
+  resume?: string;
+  maxTurns?: number;
   cwd: string;
   env: NodeJS.ProcessEnv;
   writers: HeadlessWriters;
   /** Aborted on Ctrl+C. */
   signal: AbortSignal;
+  /** The demo's scripted model instead of the Anthropic API. */
+  provider?: ModelProvider;
 }
 
-/** Runs one task to quiescence without a TUI and returns the exit code. */
-export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
-  let provider: ModelProvider;
-  let tools: Tool[] = [];
-  let dbPath: string;
-  let cleanup = () => {};
-  if (o.demo) {
-    provider = new ScriptedProvider(demoBrain);
-    tools = [nodeVersionTool];
-    const dir = mkdtempSync(join(tmpdir(), 'infinity-code-demo-'));
-    dbPath = join(dir, 'state.db');
-    cleanup = () => rmSync(dir, { recursive: true, force: true });
-  } else {
-    const apiKey = o.env.ANTHROPIC_API_KEY;
-    if (!apiKey) {
-      throw new UserError(
-        'ANTHROPIC_API_KEY is not set. Export your Anthropic API key (export ANTHROPIC_API_KEY=...) ' +
-          'and run again, or try `infinity-code --demo`, which needs no key.',
-        EXIT.config,
-      );
-    }
-    const baseURL = o.env.ANTHROPIC_BASE_URL;
-    provider = new AnthropicProvider({ apiKey, ...(baseURL ? { baseURL } : {}) });
-    dbPath = sessionStorePath(projectRoot(o.cwd));
+export function anthropicFromEnv(env: NodeJS.ProcessEnv): ModelProvider {
+  const apiKey = env.ANTHROPIC_API_KEY;
+  if (!apiKey) {
+    throw new UserError(
+      'ANTHROPIC_API_KEY is not set. Export your Anthropic API key (export ANTHROPIC_API_KEY=...) ' +
+        'and run again, or try `infinity-code --demo`, which needs no key.',
+      EXIT.config,
+    );
   }
+  const baseURL = env.ANTHROPIC_BASE_URL;
+  return new AnthropicProvider({ apiKey, ...(baseURL ? { baseURL } : {}) });
+}
 
-  const system = new LocalSystem({
-    store: new SqliteStore({ path: dbPath }),
+/**
+ * Runs one task to quiescence without a TUI. Children's diffs are merged into their parents'
+ * sandboxes (nobody is there to ask); the root's diff reaches the working tree only with --yes,
+ * otherwise it is saved as a patch and the exit code is 4.
+ */
+export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
+  const root = requireGitRoot(o.cwd);
+  const config = loadConfig({ env: o.env, projectRoot: root });
+  const model = o.model ?? config.model;
+  const provider = o.provider ?? anthropicFromEnv(o.env);
+  const registry = new SessionRegistry(join(root, '.infinity'));
+  const session = o.resume
+    ? registry.find(o.resume)
+    : o.continueLatest
+      ? (registry.latest() ?? registry.create(o.task))
+      : registry.create(o.task);
+  registry.touch(session.id);
+
+  const agent = await AgentSession.open({
+    projectRoot: root,
+    config,
     provider,
-    tools,
-    model: o.model,
+    model,
+    rootId: session.id,
+    reviewer: autoAcceptReviewer,
+    ...(o.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: o.maxTurns } } : {}),
   });
-  const printer = headlessPrinter(o.writers);
-  system.subscribe(printer.observe);
-  const threadId = randomUUID();
-  const onAbort = () => system.interrupt(threadId);
+  const tally = newTally();
+  const print = o.outputFormat === 'text' ? textPrinter(o.writers, session.id) : undefined;
+  const line = (obj: unknown) => o.writers.out(`${JSON.stringify(obj)}\n`);
+  agent.system.subscribe((e: RuntimeEvent) => {
+    tallyEvent(tally, e, session.id);
+    print?.(e);
+    if (o.outputFormat === 'stream-json') line(e);
+  });
+  if (o.outputFormat === 'stream-json') {
+    line({ type: 'init', session_id: session.id, model, cwd: root, sandbox: agent.backend });
+  }
+  const onAbort = () => agent.system.interruptAll();
   o.signal.addEventListener('abort', onAbort);
+  let outcome: Outcome;
   try {
-    await system.start();
-    await system.sendUserText(threadId, o.task);
-    await system.whenIdle();
+    await agent.system.sendUserText(session.id, o.task);
+    await untilQuiescent(agent.system, agent.store, o.signal);
+    outcome = await finish(agent, root, session.id, o);
   } finally {
     o.signal.removeEventListener('abort', onAbort);
-    await system.close();
-    cleanup();
+    await agent.close();
   }
-  if (o.signal.aborted) return EXIT.interrupted;
-  const errors = printer.state.errors;
-  if (errors.some((e) => e.kind === 'auth')) return EXIT.config;
-  return errors.length > 0 ? EXIT.failed : EXIT.ok;
+  const result = buildResult(session.id, model, tally, outcome);
+  if (o.outputFormat === 'text') report(o.writers, outcome);
+  else line(result);
+  return result.exit_code;
+}
+
+/** Apply the root's changes (--yes) or save them as a patch; list what children never reported. */
+async function finish(agent: AgentSession, root: string, sessionId: string, o: HeadlessOptions): Promise<Outcome> {
+  const unreported = await agent.unreported();
+  const diff = await agent.rootDiff();
+  const outcome: Outcome = {
+    interrupted: o.signal.aborted,
+    filesChanged: diff.files.map((f) => f.path),
+    applied: false,
+    patchFile: null,
+    conflicts: [],
+    unreported,
+  };
+  if (diff.isEmpty) return outcome;
+  if (o.yes && !o.signal.aborted) {
+    const applied = await (await agent.sandboxes.sandboxFor(sessionId)).applyToWorkingTree();
+    outcome.applied = true;
+    outcome.conflicts = applied.conflicts;
+    return outcome;
+  }
+  const dir = join(root, '.infinity', 'patches');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${sessionId}.patch`);
+  writeFileSync(file, diff.patchBytes);
+  outcome.patchFile = relative(o.cwd, file) || file;
+  return outcome;
+}
+
+function report(w: HeadlessWriters, o: Outcome): void {
+  if (o.interrupted) w.err('Interrupted. Continue later with `infinity-code -c`.\n');
+  if (o.applied) {
+    w.err(`Applied changes to ${o.filesChanged.length} file(s) in the working tree.\n`);
+    if (o.conflicts.length > 0) {
+      w.err(`These files have conflicts with your own edits (left with conflict markers): ${o.conflicts.join(', ')}\n`);
+    }
+  } else if (o.patchFile) {
+    w.err(
+      `Changes to ${o.filesChanged.length} file(s) were not applied (run with --yes to apply them). ` +
+        `The patch is at ${o.patchFile}; apply it with \`git apply --3way ${o.patchFile}\`.\n`,
+    );
+  }
+  for (const u of o.unreported) {
+    w.err(`Thread ${u.threadId} changed ${u.files.join(', ')} but never reported; those changes were not merged.\n`);
+  }
 }

@@ -150,6 +150,13 @@ export class LocalSystem {
     return true;
   }
 
+  /** Stop every running completion (Ctrl+C). Returns how many were running. */
+  interruptAll(): number {
+    let n = 0;
+    for (const id of this.drivers.keys()) if (this.interrupt(id)) n++;
+    return n;
+  }
+
   /**
    * Resolves when no slice runs, nothing is being enqueued and (unless `ignoreRunningTools`) no
    * tool call awaits its result. Passive waits (sleep) don't count: a sleeping thread is idle.

@@ -161,16 +161,17 @@ export class Sandbox {
   }
 
   /**
-   * Applies everything this sandbox changed since the snapshot to the user's working tree with
-   * a 3-way merge through a temporary index; the user's index and HEAD stay as they were.
+   * Applies everything this sandbox changed since the snapshot (or `diff`, e.g. a reviewed subset
+   * of it) to the user's working tree with a 3-way merge through a temporary index; the user's
+   * index and HEAD stay as they were.
    */
-  async applyToWorkingTree(): Promise<ApplyResult> {
-    const diff = await this.diff({ since: 'snapshot' });
+  async applyToWorkingTree(diff?: SandboxDiff): Promise<ApplyResult> {
+    const patch = diff ?? (await this.diff({ since: 'snapshot' }));
     const { repo } = this.owner.ctx;
     return applyPatch(
       this.owner.ctx,
       { git: hostGit, workTree: repo.root, startIndex: path.join(repo.gitDir, 'index'), label: `the working tree at ${repo.root}` },
-      diff,
+      patch,
     );
   }
 

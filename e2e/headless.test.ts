@@ -1,0 +1,127 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startFakeMessagesApi, type FakeMessagesApi } from '@infinity-code/runtime/testing';
+import { demoBrain, DEMO_FILES, DEMO_TASK } from 'infinity-code/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupTemps, fakeBrain, git, gitRepo, runCli, startCli, tempDir } from './support/cli.js';
+
+let api: FakeMessagesApi;
+beforeAll(async () => {
+  api = await startFakeMessagesApi({ brain: fakeBrain(demoBrain) });
+});
+afterAll(async () => {
+  await api.close();
+  cleanupTemps();
+});
+
+const env = () => ({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, DEMO_TEST_STEPS: '3' });
+// The test command goes to the background after 1 s, so its output streams as events.
+const config = { commandTimeoutMs: 1000 };
+
+describe('headless runs of the built CLI', () => {
+  it('--yes: two children edit in parallel, both changes land in the working tree, stream-json ends with a result', async () => {
+    const repo = gitRepo(DEMO_FILES, config);
+    const r = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: repo, env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(join(repo, 'greet.js'), 'utf8')).toContain('return `Hello, ${name}!`;');
+    expect(readFileSync(join(repo, 'farewell.js'), 'utf8')).toContain('Goodbye');
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+    expect(lines[0]).toMatchObject({ type: 'init' });
+    const result = lines.at(-1)!;
+    expect(result).toMatchObject({ type: 'result', status: 'success', exit_code: 0, diff_applied: true });
+    expect([...(result.files_changed as string[])].sort()).toEqual(['farewell.js', 'greet.js']);
+    // The children really overlapped: the second was spawned before the first closed.
+    const kinds = lines.map((l) => `${l.type}`);
+    expect(kinds.indexOf('thread-closed')).toBeGreaterThan(kinds.lastIndexOf('thread-spawned'));
+    expect(lines.filter((l) => l.type === 'event-injected' && l.source === 'report')).toHaveLength(2);
+  });
+
+  it('without --yes: exit 4, the working tree untouched, the patch saved and named', async () => {
+    const repo = gitRepo(DEMO_FILES, config);
+    const before = readFileSync(join(repo, 'greet.js'), 'utf8');
+    const r = await runCli(['-p', DEMO_TASK], { cwd: repo, env: env() });
+    expect(r.code, r.stderr).toBe(4);
+    expect(readFileSync(join(repo, 'greet.js'), 'utf8')).toBe(before);
+    expect(existsSync(join(repo, 'farewell.js'))).toBe(false);
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    const patch = /The patch is at (\S+?);/.exec(r.stderr)?.[1];
+    expect(patch, r.stderr).toBeDefined();
+    git(repo, 'apply', '--check', patch!);
+    expect(r.stdout).toContain('Done.');
+  });
+
+  it('json output is one result object', async () => {
+    const repo = gitRepo(DEMO_FILES, config);
+    const r = await runCli(['-p', DEMO_TASK, '--output-format', 'json', '--yes'], { cwd: repo, env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout) as { type: string; answer: string; turns: number };
+    expect(result.type).toBe('result');
+    expect(result.answer).toMatch(/^Done\./);
+    expect(result.turns).toBeGreaterThan(5);
+  });
+});
+
+describe('headless error paths', () => {
+  it('no API key: exit 3 with what to do', async () => {
+    const r = await runCli(['-p', 'hello'], { cwd: gitRepo({ 'a.txt': 'a\n' }) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/ANTHROPIC_API_KEY is not set/);
+  });
+
+  it('an API answering 401: exit 3', async () => {
+    const bad = await startFakeMessagesApi({ brain: () => ({ status: 401 }) });
+    try {
+      const r = await runCli(['-p', 'hello'], { cwd: gitRepo({ 'a.txt': 'a\n' }), env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: bad.url } });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toMatch(/ANTHROPIC_API_KEY/);
+    } finally {
+      await bad.close();
+    }
+  });
+
+  it('--max-turns 1 hit: exit 5', async () => {
+    const repo = gitRepo(DEMO_FILES, config);
+    const r = await runCli(['-p', DEMO_TASK, '--max-turns', '1'], { cwd: repo, env: env() });
+    expect(r.code, r.stderr).toBe(5);
+    expect(r.stderr).toMatch(/budget of 1 model calls/);
+  });
+
+  it('not a git repository: a clear message and a usage error', async () => {
+    const r = await runCli(['-p', 'hello'], { cwd: tempDir(), env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/is not inside a git repository/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('SIGINT: exit 130, and -c resumes the same session to the end', async () => {
+    let stalled!: () => void;
+    const reached = new Promise<void>((r) => (stalled = r));
+    const slow = await startFakeMessagesApi({
+      brain: (_b, i) => {
+        if (i === 0) {
+          stalled();
+          return { stallMs: 60_000 };
+        }
+        return { text: 'Resumed and finished.' };
+      },
+    });
+    try {
+      const repo = gitRepo({ 'a.txt': 'a\n' });
+      const e = { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: slow.url };
+      const run = startCli(['-p', 'do something', '--output-format', 'json'], { cwd: repo, env: e });
+      await reached;
+      run.kill('SIGINT');
+      const first = await run.done;
+      expect(first.code, first.stderr).toBe(130);
+      const firstResult = JSON.parse(first.stdout) as { session_id: string; status: string };
+      expect(firstResult.status).toBe('interrupted');
+      const second = await runCli(['-c', '-p', 'please continue', '--output-format', 'json'], { cwd: repo, env: e });
+      expect(second.code, second.stderr).toBe(0);
+      const secondResult = JSON.parse(second.stdout) as { session_id: string; answer: string };
+      expect(secondResult.session_id).toBe(firstResult.session_id);
+      expect(secondResult.answer).toBe('Resumed and finished.');
+    } finally {
+      await slow.close();
+    }
+  });
+});

@@ -1,0 +1,87 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FakeBrain, FakeReply } from '@infinity-code/runtime/testing';
+import type { ScriptedReply } from '@infinity-code/runtime';
+
+export const BIN = fileURLToPath(new URL('../../packages/cli/dist/main.js', import.meta.url));
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Started {
+  /** Resolves when the process has exited. */
+  done: Promise<CliRun>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Starts the built CLI with a clean environment (no real key leaks in) plus `env`. */
+export function startCli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Started {
+  // A home of its own: config and sandbox state never come from (or go to) the real one.
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: tempDir(), NO_COLOR: '1', ...opts.env };
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<CliRun>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { done, kill: (s) => child.kill(s) };
+}
+
+export function runCli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliRun> {
+  return startCli(args, opts).done;
+}
+
+const temps: string[] = [];
+export function cleanupTemps(): void {
+  for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** A temp git repository holding `files`, committed, with a project config. */
+export function gitRepo(files: Record<string, string>, config: Record<string, unknown> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ic-e2e-'));
+  temps.push(dir);
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), content);
+  }
+  git(dir, 'init', '-q');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-qm', 'initial');
+  if (Object.keys(config).length > 0) {
+    mkdirSync(join(dir, '.infinity'), { recursive: true });
+    writeFileSync(join(dir, '.infinity', 'config.json'), JSON.stringify(config));
+  }
+  return dir;
+}
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ic-e2e-'));
+  temps.push(dir);
+  return dir;
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' });
+}
+
+/** A scripted brain's reply, as the fake Messages API streams it. */
+export function asFake(reply: ScriptedReply): FakeReply {
+  const out: FakeReply = { chunks: 3 };
+  if (reply.text) out.text = reply.text;
+  if (reply.toolCall) out.toolUse = { name: reply.toolCall.name, input: reply.toolCall.input };
+  return out;
+}
+
+/** Drives the fake API with a brain written against Messages-shaped requests. */
+export function fakeBrain(brain: (r: { system: unknown; messages: never[] }) => ScriptedReply): FakeBrain {
+  return (body) => asFake(brain({ system: body.system, messages: (body.messages ?? []) as never[] }));
+}

@@ -1,0 +1,122 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  LocalSystem,
+  SqliteStore,
+  type Limits,
+  type ModelProvider,
+  type ReportReviewer,
+  type RuntimeEvent,
+  type Tool,
+} from '@infinity-code/runtime';
+import { openSession, type BackendName, type SandboxDiff, type SandboxSession } from '@infinity-code/sandbox';
+import { codingTools } from '@infinity-code/tools';
+import type { Config } from './config.js';
+import { basePrompt } from './instructions.js';
+import { SandboxMap } from './sandbox-map.js';
+
+export interface AgentSessionOptions {
+  projectRoot: string;
+  config: Config;
+  provider: ModelProvider;
+  model: string;
+  /** The session's root thread. */
+  rootId: string;
+  /** How children's reports are reviewed (auto-accept headless, the TUI's broker otherwise). */
+  reviewer: (sandboxes: SandboxMap) => ReportReviewer;
+  limits?: Partial<Limits>;
+  /** Extra tools (the demo's). */
+  extraTools?: Tool[];
+  sandboxStateDir?: string;
+  backend?: BackendName;
+}
+
+/**
+ * One agent session in a project: the runtime (SQLite under `.infinity/`), the sandboxes the
+ * threads edit in, and the coding tools over them. The TUI and the headless printer both drive
+ * it and read its event stream.
+ */
+export class AgentSession {
+  private readonly shutdown = new AbortController();
+
+  private constructor(
+    readonly system: LocalSystem,
+    readonly store: SqliteStore,
+    readonly sandboxSession: SandboxSession,
+    readonly sandboxes: SandboxMap,
+    readonly rootId: string,
+    readonly model: string,
+    private readonly abortTools: AbortController,
+  ) {}
+
+  static async open(o: AgentSessionOptions): Promise<AgentSession> {
+    const infinityDir = join(o.projectRoot, '.infinity');
+    mkdirSync(infinityDir, { recursive: true });
+    // Our own files must never be part of the sandbox snapshot or of a diff.
+    const ignore = join(infinityDir, '.gitignore');
+    if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
+    const sandboxSession = await openSession({
+      repo: o.projectRoot,
+      ...(o.sandboxStateDir ? { stateDir: o.sandboxStateDir } : {}),
+      ...(o.backend ? { backend: o.backend } : {}),
+    });
+    const store = new SqliteStore({ path: join(infinityDir, 'state.db') });
+    const sandboxes = new SandboxMap(sandboxSession, store);
+    const abortTools = new AbortController();
+    const tools = codingTools({
+      sandboxFor: (threadId) => sandboxes.sandboxFor(threadId),
+      repoRoot: o.projectRoot,
+      commandTimeouts: { fastWindowMs: o.config.commandTimeoutMs },
+      secretEnvNames: o.config.secretEnv,
+      signal: abortTools.signal,
+    });
+    const system = new LocalSystem({
+      store,
+      provider: o.provider,
+      tools: [...tools.tools, ...(o.extraTools ?? [])],
+      model: o.model,
+      systemPrompt: basePrompt(o.projectRoot),
+      contextWindow: o.config.contextWindow,
+      reviewReport: o.reviewer(sandboxes),
+      ...(o.limits ? { limits: o.limits } : {}),
+    });
+    const session = new AgentSession(system, store, sandboxSession, sandboxes, o.rootId, o.model, abortTools);
+    system.subscribe((e) => session.onEvent(e));
+    await system.start();
+    return session;
+  }
+
+  get backend(): string {
+    return this.sandboxSession.backend;
+  }
+
+  /** Everything the root changed since the session's snapshot of the working tree. */
+  async rootDiff(): Promise<SandboxDiff> {
+    const root = await this.sandboxes.sandboxFor(this.rootId);
+    return root.diff({ since: 'snapshot' });
+  }
+
+  /** Children whose changes were never reported (and so never merged): listed, not dropped. */
+  async unreported(): Promise<Array<{ threadId: string; files: string[] }>> {
+    const out: Array<{ threadId: string; files: string[] }> = [];
+    for (const { threadId, sandbox } of await this.sandboxes.all()) {
+      if (threadId === this.rootId) continue;
+      const diff = await sandbox.diff();
+      if (!diff.isEmpty) out.push({ threadId, files: diff.files.map((f) => f.path) });
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.shutdown.abort();
+    this.abortTools.abort();
+    await this.system.close();
+    await this.sandboxSession.close();
+  }
+
+  private onEvent(e: RuntimeEvent): void {
+    // A child's sandbox is made at its spawn, so it holds exactly the parent's edits so far.
+    if (e.type === 'thread-spawned' && e.kind !== 'compaction') void this.sandboxes.sandboxFor(e.childId).catch(() => {});
+    if (e.type === 'thread-closed') void this.sandboxes.discard(e.threadId).catch(() => {});
+  }
+}

@@ -1,0 +1,97 @@
+import type { HistoryMessage, ScriptedReply } from '@infinity-code/runtime';
+
+/**
+ * The demo's model decisions (a scripted brain), also used by the end-to-end tests: the root
+ * spawns two children that edit different files in parallel, runs the tests in the background,
+ * waits for the reports and the test result, then summarises. Works on anything shaped like a
+ * Messages API request, so it drives both the scripted provider and the fake API server.
+ */
+export function demoBrain(r: { system: unknown; messages: readonly HistoryMessage[] }): ScriptedReply {
+  const system = typeof r.system === 'string' ? r.system : JSON.stringify(r.system);
+  const threadId = /Your current thread ID is (\S+)\./.exec(system)?.[1] ?? 'root';
+  const stack = JSON.parse(/Thread stack: (\[.*\])/.exec(system)?.[1] ?? '[]') as string[];
+  return stack.length > 1 ? childTurn(threadId, r.messages) : rootTurn(stack, r.messages);
+}
+
+const GREETING_TASK = 'In greet.js, make greet(name) return `Hello, ${name}!` (it returns lowercase "hi name").';
+const FAREWELL_TASK = 'Create farewell.js exporting farewell(name) that returns `Goodbye, ${name}!`.';
+
+function texts(messages: readonly HistoryMessage[]): string[] {
+  return messages.flatMap((m) =>
+    m.content.flatMap((b) => {
+      if (b.type === 'text') return [b.text];
+      if (b.type === 'tool_result') return b.content.flatMap((c) => (c.type === 'text' ? [c.text] : []));
+      return [];
+    }),
+  );
+}
+
+function calls(messages: readonly HistoryMessage[]): Array<{ name: string; input: Record<string, unknown> }> {
+  return messages.flatMap((m) => m.content.flatMap((b) => (b.type === 'tool_use' ? [{ name: b.name, input: b.input }] : [])));
+}
+
+function rootTurn(stack: string[], messages: readonly HistoryMessage[]): ScriptedReply {
+  const made = calls(messages).map((c) => c.name);
+  const spawns = made.filter((n) => n === 'spawn_thread').length;
+  if (spawns === 0) {
+    return {
+      text: "I'll split this in two: one child fixes the greeting while another adds a farewell. Meanwhile I run the tests.",
+      toolCall: { name: 'spawn_thread', input: { instructions: GREETING_TASK, child_of: stack } },
+    };
+  }
+  if (spawns === 1) return { toolCall: { name: 'spawn_thread', input: { instructions: FAREWELL_TASK, child_of: stack } } };
+  if (!made.includes('execute_command')) {
+    return { text: 'Both children are at work. Running the tests in the background.', toolCall: { name: 'execute_command', input: { command: 'node test.js' } } };
+  }
+  const all = texts(messages).join('\n');
+  const reports = (all.match(/has shut down/g) ?? []).length;
+  const testsDone = /\[exit code: \d+\]/.test(all);
+  if (reports < 2 || !testsDone) return { toolCall: { name: 'sleep_until_event_or_input', input: {} } };
+  return {
+    text:
+      'Done. greet() now says "Hello, <name>!" and farewell.js adds farewell(name); both changes were ' +
+      'reviewed and merged into my sandbox, and the tests ran in the background meanwhile.',
+  };
+}
+
+function childTurn(threadId: string, messages: readonly HistoryMessage[]): ScriptedReply {
+  // The child's history is its parent's up to the spawn call, then the instructions (as that
+  // call's result), then its own turns.
+  const seedAt = messages.findIndex((m) => texts([m]).some((t) => t.startsWith('You are now inside the thread you asked to create')));
+  const task = texts(messages.slice(seedAt, seedAt + 1)).join('\n');
+  const own = calls(messages.slice(seedAt + 1));
+  if (task.includes('greet.js')) {
+    if (own.length === 0) return { text: 'Reading greet.js.', toolCall: { name: 'read_file', input: { path: 'greet.js' } } };
+    if (own.length === 1) {
+      return {
+        toolCall: { name: 'edit_file', input: { path: 'greet.js', old_str: "return 'hi ' + name;", new_str: 'return `Hello, ${name}!`;' } },
+      };
+    }
+    return { toolCall: { name: 'close_thread', input: { thread_id: threadId, report_to_parent: 'greet() now returns `Hello, ${name}!`.' } } };
+  }
+  if (own.length === 0) {
+    return {
+      text: 'Creating farewell.js.',
+      toolCall: {
+        name: 'create_file',
+        input: { path: 'farewell.js', content: 'export function farewell(name) {\n  return `Goodbye, ${name}!`;\n}\n' },
+      },
+    };
+  }
+  return { toolCall: { name: 'close_thread', input: { thread_id: threadId, report_to_parent: 'Added farewell.js with farewell(name).' } } };
+}
+
+/** Files of the demo's sample repository. */
+export const DEMO_FILES: Record<string, string> = {
+  'greet.js': "export function greet(name) {\n  return 'hi ' + name;\n}\n",
+  'test.js':
+    "// Prints progress while it checks, so a run takes a few seconds (and goes to the background).\n" +
+    "import { greet } from './greet.js';\n" +
+    "const steps = Number(process.env.DEMO_TEST_STEPS ?? 8);\n" +
+    "for (let i = 1; i <= steps; i++) {\n" +
+    "  await new Promise((r) => setTimeout(r, 700));\n" +
+    "  console.log(`check ${i}/${steps} ok`);\n" +
+    "}\n" +
+    "console.log(`greet('Ada') = ${greet('Ada')}`);\n",
+  'package.json': '{ "name": "demo", "private": true, "type": "module" }\n',
+};

@@ -1,0 +1,66 @@
+import type { Usage } from '@infinity-code/runtime';
+import { EXIT, type ExitCode } from './exit-codes.js';
+import type { RunTally } from './headless.js';
+import { estimateCost } from './tui/index.js';
+
+export type RunStatus = 'success' | 'failed' | 'config_error' | 'unapplied' | 'limit' | 'interrupted';
+
+/** The last object of `--output-format json|stream-json`: what a script needs to know. */
+export interface RunResult {
+  type: 'result';
+  status: RunStatus;
+  exit_code: ExitCode;
+  session_id: string;
+  model: string;
+  turns: number;
+  usage: Usage;
+  cost_usd: number | null;
+  files_changed: string[];
+  diff_applied: boolean;
+  patch_file: string | null;
+  conflicts: string[];
+  /** Changes children made but never reported (so never merged): listed, not dropped. */
+  unreported: Array<{ thread_id: string; files: string[] }>;
+  errors: Array<{ kind: string; message: string }>;
+  answer: string;
+}
+
+export interface Outcome {
+  interrupted: boolean;
+  filesChanged: string[];
+  applied: boolean;
+  patchFile: string | null;
+  conflicts: string[];
+  unreported: Array<{ threadId: string; files: string[] }>;
+}
+
+/** Exit code and status from what happened, in order of precedence (DESIGN §5). */
+export function decide(tally: RunTally, o: Outcome): { status: RunStatus; code: ExitCode } {
+  if (o.interrupted) return { status: 'interrupted', code: EXIT.interrupted };
+  if (tally.errors.some((e) => e.kind === 'auth')) return { status: 'config_error', code: EXIT.config };
+  if (tally.errors.some((e) => e.kind === 'budget')) return { status: 'limit', code: EXIT.limit };
+  if (tally.errors.length > 0 || o.conflicts.length > 0) return { status: 'failed', code: EXIT.failed };
+  if (o.filesChanged.length > 0 && !o.applied) return { status: 'unapplied', code: EXIT.unapplied };
+  return { status: 'success', code: EXIT.ok };
+}
+
+export function buildResult(sessionId: string, model: string, tally: RunTally, o: Outcome): RunResult {
+  const { status, code } = decide(tally, o);
+  return {
+    type: 'result',
+    status,
+    exit_code: code,
+    session_id: sessionId,
+    model,
+    turns: tally.completions,
+    usage: tally.usage,
+    cost_usd: estimateCost(model, tally.usage) ?? null,
+    files_changed: o.filesChanged,
+    diff_applied: o.applied,
+    patch_file: o.patchFile,
+    conflicts: o.conflicts,
+    unreported: o.unreported.map((u) => ({ thread_id: u.threadId, files: u.files })),
+    errors: tally.errors,
+    answer: tally.answer,
+  };
+}
