@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -39,6 +39,7 @@ function cli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {
 function gitRepo(): string {
   const dir = mkdtempSync(join(tmpdir(), 'ic-cli-'));
   dirs.push(dir);
+  execFileSync('git', ['init', '-q', dir]);
   return dir;
 }
 
@@ -69,7 +70,6 @@ describe('infinity-code command line', () => {
     const api = await startFakeMessagesApi({ brain: () => ({ text: 'Hello from the fake model.', chunks: 4 }) });
     try {
       const dir = gitRepo();
-      await new Promise((res) => execFile('git', ['init', '-q', dir], res));
       const r = await cli(['-p', 'say hello', '--model', 'claude-test'], {
         cwd: dir,
         env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url },

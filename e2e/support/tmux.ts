@@ -1,0 +1,55 @@
+import { execFileSync } from 'node:child_process';
+
+/** A program running in a detached tmux session: the test reads the screen like a user. */
+export class TmuxScreen {
+  private constructor(readonly name: string) {}
+
+  static start(command: string[], opts: { cwd: string; env: Record<string, string>; width?: number; height?: number }): TmuxScreen {
+    const name = `ic-e2e-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const envArgs = Object.entries(opts.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    execFileSync('tmux', [
+      'new-session', '-d', '-s', name,
+      '-x', String(opts.width ?? 120), '-y', String(opts.height ?? 40),
+      '-c', opts.cwd, ...envArgs,
+      ...command.map(shellQuote),
+    ]);
+    return new TmuxScreen(name);
+  }
+
+  screen(): string {
+    return execFileSync('tmux', ['capture-pane', '-p', '-t', this.name], { encoding: 'utf8' });
+  }
+
+  /** Waits until the screen matches (the program drew it), or fails with what was on screen. */
+  async waitFor(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const s = this.screen();
+      if (pattern.test(s)) return s;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern} on screen:\n${s}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Types text literally (no key names), like a user at the keyboard. */
+  type(text: string): void {
+    execFileSync('tmux', ['send-keys', '-t', this.name, '-l', text]);
+  }
+
+  /** Presses keys by tmux name: Enter, Down, C-c... */
+  press(...keys: string[]): void {
+    execFileSync('tmux', ['send-keys', '-t', this.name, ...keys]);
+  }
+
+  kill(): void {
+    try {
+      execFileSync('tmux', ['kill-session', '-t', this.name], { stdio: 'ignore' });
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
