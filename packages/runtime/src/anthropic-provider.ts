@@ -1,4 +1,5 @@
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import type { APIError } from '@anthropic-ai/sdk';
 import { ModelError } from './errors.js';
 import type { Usage } from './messages.js';
 import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
@@ -18,21 +19,37 @@ export interface AnthropicProviderOptions {
 
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
 
+type SdkModule = typeof import('@anthropic-ai/sdk');
+interface Sdk {
+  mod: SdkModule;
+  client: Anthropic;
+}
+
 /** The `anthropic` provider: one streamed Messages API call per completion, through the real SDK. */
 export class AnthropicProvider implements ModelProvider {
   readonly name = 'anthropic';
-  readonly #client: Anthropic;
   readonly #timeoutMs: number;
+  readonly #opts: AnthropicProviderOptions;
+  #sdk: Promise<Sdk> | undefined;
 
   constructor(opts: AnthropicProviderOptions = {}) {
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#client = new Anthropic({
-      ...(opts.apiKey !== undefined && { apiKey: opts.apiKey }),
-      ...(opts.baseURL !== undefined && { baseURL: opts.baseURL }),
-      timeout: this.#timeoutMs,
-      // The runtime retries itself: it must discard a partly streamed turn first, which the SDK can't.
-      maxRetries: 0,
-    });
+    this.#opts = opts;
+  }
+
+  /** The SDK is loaded on first use: it costs ~0.3 s, which start-up must not pay. */
+  #load(): Promise<Sdk> {
+    this.#sdk ??= import('@anthropic-ai/sdk').then((mod) => ({
+      mod,
+      client: new mod.default({
+        ...(this.#opts.apiKey !== undefined && { apiKey: this.#opts.apiKey }),
+        ...(this.#opts.baseURL !== undefined && { baseURL: this.#opts.baseURL }),
+        timeout: this.#timeoutMs,
+        // The runtime retries itself: it must discard a partly streamed turn first, which the SDK can't.
+        maxRetries: 0,
+      }),
+    }));
+    return this.#sdk;
   }
 
   async *stream(request: CompletionRequest, signal: AbortSignal): AsyncGenerator<StreamEvent> {
@@ -58,14 +75,15 @@ export class AnthropicProvider implements ModelProvider {
       if (timedOut) return new ModelError('timeout', `The model API went silent for ${this.#timeoutMs} ms while streaming a reply.`);
       return undefined;
     };
-    const baseURL = this.#client.baseURL;
+    const sdk = await this.#load();
+    const baseURL = sdk.client.baseURL;
 
     try {
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
-        events = await this.#client.messages.create(toParams(request), { signal: ctrl.signal });
+        events = await sdk.client.messages.create(toParams(request), { signal: ctrl.signal });
       } catch (err) {
-        throw interrupted() ?? toModelError(err, baseURL);
+        throw interrupted() ?? toModelError(sdk.mod, err, baseURL);
       }
       const turn = new TurnReader();
       try {
@@ -78,7 +96,7 @@ export class AnthropicProvider implements ModelProvider {
           armIdle();
         }
       } catch (err) {
-        throw interrupted() ?? toModelError(new StreamBroken(err), baseURL);
+        throw interrupted() ?? toModelError(sdk.mod, new StreamBroken(err), baseURL);
       }
       pauseIdle();
       if (!turn.finished) {
@@ -191,7 +209,8 @@ class StreamBroken {
   constructor(readonly cause: unknown) {}
 }
 
-function toModelError(raw: unknown, baseURL: string): ModelError {
+function toModelError(sdk: SdkModule, raw: unknown, baseURL: string): ModelError {
+  const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk;
   const midStream = raw instanceof StreamBroken;
   const err = midStream ? raw.cause : raw;
   if (err instanceof ModelError) return err;
