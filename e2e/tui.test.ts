@@ -60,13 +60,17 @@ describe('the TUI in a real terminal', () => {
       screen.press('Enter');
       await screen.waitFor(/Streaming a plan: a child will update both files\./);
       await screen.waitFor(/Review:/);
-      // First entry (colors.txt): accept; second (sizes.txt): reject with a reason.
+      // First entry (colors.txt): accept; second (sizes.txt): reject with a reason. Each key is
+      // sent once the screen shows the previous one took effect, as a user would see it.
       screen.press('a');
-      screen.press('Down');
+      // Deciding moves the cursor on to the next undecided hunk: sizes.txt's.
+      await screen.waitFor(/colors\.txt\s+✓1[\s\S]*1 undecided/);
       screen.press('r');
+      await screen.waitFor(/Reason for rejecting/);
       screen.type(REASON);
-      screen.press('Enter');
       await screen.waitFor(new RegExp(REASON));
+      screen.press('Enter');
+      await screen.waitFor(/all decided/);
       screen.press('Enter');
       await screen.waitFor(/Noted: keep the old spelling\./);
       const next = api.requests.find((r) => bodyText(r.body).includes(REASON));

@@ -3,7 +3,8 @@ import { join, relative } from 'node:path';
 import { AnthropicProvider, type ModelProvider, type RuntimeEvent } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
 import { loadConfig } from './config.js';
-import { EXIT, UserError, type ExitCode } from './exit-codes.js';
+import type { ExitCode } from './exit-codes.js';
+import { anthropicEnv } from './provider-env.js';
 import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headless.js';
 import { requireGitRoot } from './project.js';
 import { untilQuiescent } from './quiescence.js';
@@ -31,16 +32,7 @@ export interface HeadlessOptions {
 }
 
 export function anthropicFromEnv(env: NodeJS.ProcessEnv): ModelProvider {
-  const apiKey = env.ANTHROPIC_API_KEY;
-  if (!apiKey) {
-    throw new UserError(
-      'ANTHROPIC_API_KEY is not set. Export your Anthropic API key (export ANTHROPIC_API_KEY=...) ' +
-        'and run again, or try `infinity-code --demo`, which needs no key.',
-      EXIT.config,
-    );
-  }
-  const baseURL = env.ANTHROPIC_BASE_URL;
-  return new AnthropicProvider({ apiKey, ...(baseURL ? { baseURL } : {}) });
+  return new AnthropicProvider(anthropicEnv(env));
 }
 
 /**

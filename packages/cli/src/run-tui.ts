@@ -1,14 +1,11 @@
 import { join } from 'node:path';
 import type { ModelProvider } from '@infinity-code/runtime';
-import { AgentSession } from './agent-session.js';
-import { loadConfig } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import { toReviewDiff } from './git-patch.js';
 import { requireGitRoot } from './project.js';
-import { childDiff, describeApply, selectedDiff, settleChildDiff } from './review.js';
-import { anthropicFromEnv } from './run-headless.js';
-import { SessionRegistry } from './sessions.js';
-import { allHunkIds, createReviewBroker, localController, runTui, type ReviewBroker } from './tui/index.js';
+import { anthropicEnv } from './provider-env.js';
+import { SessionRegistry, type SessionInfo } from './sessions.js';
+import type { TuiController } from './tui/index.js';
 
 export interface InteractiveOptions {
   cwd: string;
@@ -20,12 +17,15 @@ export interface InteractiveOptions {
   firstMessage?: string;
 }
 
-/** The terminal UI over one agent session; children's diffs wait for the human's review. */
+/**
+ * The terminal UI over one agent session; children's diffs wait for the human's review. The
+ * first frame is drawn before the session (runtime, sandboxes) has opened: it opens meanwhile.
+ */
 export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
   const root = requireGitRoot(o.cwd);
   const config = loadConfig({ env: o.env, projectRoot: root });
   const model = o.flags.model ?? config.model;
-  const provider = o.provider ?? anthropicFromEnv(o.env);
+  const credentials = o.provider ? undefined : anthropicEnv(o.env);
   const registry = new SessionRegistry(join(root, '.infinity'));
   const session = o.flags.resume
     ? registry.find(o.flags.resume)
@@ -34,31 +34,83 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
       : registry.create('interactive session');
   registry.touch(session.id);
 
-  let broker!: ReviewBroker;
+  const { runTui, deferredController } = await importUi();
+  let start!: () => void;
+  const opening = new Promise<void>((resolve) => (start = resolve)).then(async () => {
+    const { AnthropicProvider } = await import('@infinity-code/runtime');
+    const provider = o.provider ?? new AnthropicProvider(credentials!);
+    return openController({ root, config, model, provider, session, registry, flags: o.flags });
+  });
+  const done = runTui(
+    deferredController(opening.then((s) => s.controller)),
+    { model, contextWindow: config.contextWindow, backend: '…', sessionId: session.id },
+    { ready: opening.then((s) => ({ backend: s.backend })) },
+  );
+  // Open the session only once the first frame is out.
+  setImmediate(start);
+  if (o.firstMessage) void opening.then((s) => s.controller.send(o.firstMessage!));
+  await done;
+  return EXIT.ok;
+}
+
+/**
+ * React and its reconciler choose their production builds by NODE_ENV when first loaded: those
+ * load and render faster. Set only for the import, so commands the agent runs never inherit it.
+ */
+async function importUi(): Promise<typeof import('./tui/index.js')> {
+  const had = Object.prototype.hasOwnProperty.call(process.env, 'NODE_ENV');
+  const previous = process.env.NODE_ENV;
+  if (!had) process.env.NODE_ENV = 'production';
+  try {
+    return await import('./tui/index.js');
+  } finally {
+    if (!had) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = previous;
+  }
+}
+
+interface OpenArgs {
+  root: string;
+  config: Config;
+  model: string;
+  provider: ModelProvider;
+  session: SessionInfo;
+  registry: SessionRegistry;
+  flags: InteractiveOptions['flags'];
+}
+
+async function openController(a: OpenArgs): Promise<{ controller: TuiController; backend: string }> {
+  const [{ AgentSession }, review, { toReviewDiff }, tui] = await Promise.all([
+    import('./agent-session.js'),
+    import('./review.js'),
+    import('./git-patch.js'),
+    import('./tui/index.js'),
+  ]);
+  let broker!: ReturnType<typeof tui.createReviewBroker>;
   const agent = await AgentSession.open({
-    projectRoot: root,
-    config,
-    provider,
-    model,
-    rootId: session.id,
+    projectRoot: a.root,
+    config: a.config,
+    provider: a.provider,
+    model: a.model,
+    rootId: a.session.id,
     reviewer: (sandboxes) => {
-      broker = createReviewBroker({
-        diffOf: async (child) => (await childDiff(sandboxes, child))?.review ?? null,
+      broker = tui.createReviewBroker({
+        diffOf: async (child) => (await review.childDiff(sandboxes, child))?.review ?? null,
         apply: async (request, decision) => {
           const child = (await agent.store.loadThread(request.childThreadId!))!.record;
-          const found = await childDiff(sandboxes, child);
+          const found = await review.childDiff(sandboxes, child);
           if (!found) return { message: 'The child has no changes left to apply.' };
-          const result = await settleChildDiff(sandboxes, child, found.diff, decision);
-          return { message: describeApply(result, 'the parent sandbox'), conflicts: result.conflicts };
+          const result = await review.settleChildDiff(sandboxes, child, found.diff, decision);
+          return { message: review.describeApply(result, 'the parent sandbox'), conflicts: result.conflicts };
         },
       });
       return broker.reviewer;
     },
-    ...(o.flags.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: o.flags.maxTurns } } : {}),
+    ...(a.flags.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: a.flags.maxTurns } } : {}),
   });
-  const controller = localController({
+  const controller = tui.localController({
     system: agent.system,
-    rootThreadId: session.id,
+    rootThreadId: a.session.id,
     reviews: broker,
     hooks: {
       async showDiff() {
@@ -67,27 +119,23 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
       },
       async applyToWorkingTree(_request, decision) {
         const diff = await agent.rootDiff();
-        const rootSandbox = await agent.sandboxes.sandboxFor(session.id);
-        const everything = allHunkIds(toReviewDiff(diff.patch)).every((id) => decision.accepted.includes(id));
-        const result = everything
-          ? await rootSandbox.applyToWorkingTree()
-          : await rootSandbox.applyToWorkingTree(selectedDiff(diff, decision));
-        return { message: describeApply(result, 'the working tree'), conflicts: result.conflicts };
+        const rootSandbox = await agent.sandboxes.sandboxFor(a.session.id);
+        const everything = tui.allHunkIds(toReviewDiff(diff.patch)).every((id) => decision.accepted.includes(id));
+        const result = await rootSandbox.applyToWorkingTree(everything ? diff : review.selectedDiff(diff, decision));
+        return { message: review.describeApply(result, 'the working tree'), conflicts: result.conflicts };
       },
       async listSessions() {
-        return registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }));
+        return a.registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }));
       },
       async setModel() {
         throw new Error('Switching models inside a session is not supported yet; restart with --model <id>.');
       },
       async newSession() {
-        const s = registry.create('interactive session');
+        const s = a.registry.create('interactive session');
         return { sessionId: s.id, rootThreadId: s.id };
       },
       quit: () => agent.close(),
     },
   });
-  if (o.firstMessage) void controller.send(o.firstMessage);
-  await runTui(controller, { model, contextWindow: config.contextWindow, backend: agent.backend, sessionId: session.id });
-  return EXIT.ok;
+  return { controller, backend: agent.backend };
 }

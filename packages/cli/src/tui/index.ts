@@ -4,6 +4,7 @@ export { App, type AppProps } from './app.js';
 export { createUiStore, type UiStore } from './store.js';
 export type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, TuiInfo } from './controller.js';
 export { localController, type LocalControllerOptions, type SessionHooks } from './local-controller.js';
+export { deferredController } from './deferred-controller.js';
 export { createReviewBroker, reviewNote, type ReviewBroker, type ReviewBrokerOptions } from './review-broker.js';
 export { allHunkIds, diffStat, fileHunkIds, hunkId, isReviewDiff } from './review-diff.js';
 export type { FileStatus, ReviewDecision, ReviewDiff, ReviewFile, ReviewHunk } from './review-diff.js';

@@ -11,6 +11,11 @@ export interface RunTuiOptions {
   animate?: boolean;
   /** Route console.* above the UI instead of through it (default true; test runners own console). */
   patchConsole?: boolean;
+  /**
+   * The session opening in the background: the first frame is drawn at once, the backend shown
+   * when it is known, and a failure to open reported in the transcript.
+   */
+  ready?: Promise<{ backend: string }>;
 }
 
 /**
@@ -19,6 +24,15 @@ export interface RunTuiOptions {
  */
 export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<void> {
   const store = createUiStore(controller, info);
+  opts.ready?.then(
+    ({ backend }) => store.dispatch({ type: 'ui:backend', backend }),
+    (err: unknown) =>
+      store.dispatch({
+        type: 'ui:notice',
+        level: 'error',
+        text: `The session could not start: ${err instanceof Error ? err.message : String(err)} Quit with Ctrl+C twice.`,
+      }),
+  );
   const instance = render(<App store={store} controller={controller} animate={opts.animate ?? true} />, {
     ...(opts.stdin ? { stdin: opts.stdin } : {}),
     ...(opts.stdout ? { stdout: opts.stdout } : {}),

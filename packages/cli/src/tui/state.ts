@@ -15,6 +15,8 @@ export type UiAction =
   /** `/new`: a fresh session with its own root thread. */
   | { type: 'ui:session'; sessionId: string; rootThreadId: string }
   | { type: 'ui:model'; model: string; contextWindow?: number }
+  /** The session finished opening in the background (the first frame doesn't wait for it). */
+  | { type: 'ui:backend'; backend: string }
   /** A diff to review (a child's report waits for it, or `/diff`); the title defaults from the thread. */
   | { type: 'ui:review-open'; review: ReviewRequest & { title?: string } }
   /** A review was decided (or failed); it leaves the queue. */
@@ -64,6 +66,8 @@ function reduceUi(s: UiState, a: UiAction): UiState {
         'info',
         `New session ${a.sessionId}.`,
       );
+    case 'ui:backend':
+      return { ...s, status: { ...s.status, backend: a.backend } };
     case 'ui:model':
       return notice(
         {

@@ -1,0 +1,47 @@
+import type { Observer } from '@infinity-code/runtime';
+import type { ReviewRequest, TuiController } from './controller.js';
+
+/**
+ * A controller for a session still opening: the UI can draw and take input at once; calls wait
+ * for the session, and subscriptions attach to it when it is ready.
+ */
+export function deferredController(ready: Promise<TuiController>): TuiController {
+  let live: TuiController | undefined;
+  const attach: Array<(c: TuiController) => void> = [];
+  ready.then(
+    (c) => {
+      live = c;
+      for (const a of attach.splice(0)) a(c);
+    },
+    () => attach.splice(0),
+  );
+  const later = <T>(subscribe: (c: TuiController) => () => void): (() => void) => {
+    if (live) return subscribe(live);
+    let off: (() => void) | undefined;
+    let cancelled = false;
+    attach.push((c) => {
+      if (!cancelled) off = subscribe(c);
+    });
+    return () => {
+      cancelled = true;
+      off?.();
+    };
+  };
+  return {
+    subscribe: (observer: Observer) => later((c) => c.subscribe(observer)),
+    onReviewRequest: (listener: (r: ReviewRequest) => void) => later((c) => c.onReviewRequest(listener)),
+    send: async (text) => (await ready).send(text),
+    stop: () => live?.stop() ?? false,
+    compact: async () => (await ready).compact(),
+    async quit() {
+      // A session that failed to open has nothing to release.
+      const c = await ready.catch(() => undefined);
+      await c?.quit();
+    },
+    newSession: async () => (await ready).newSession(),
+    listSessions: async () => (await ready).listSessions(),
+    setModel: async (id) => (await ready).setModel(id),
+    showDiff: async () => (await ready).showDiff(),
+    resolveReview: async (r, d) => (await ready).resolveReview(r, d),
+  };
+}
