@@ -1,4 +1,6 @@
-import { addUsage, resultText, type RuntimeEvent } from '@infinity-code/runtime';
+import type { RuntimeEvent } from '@infinity-code/runtime';
+// The light subpath: the UI's first frame must not wait for SQLite and the rest of the runtime.
+import { addUsage, resultText } from '@infinity-code/runtime/messages';
 import { formatDelay, summarize, shortId, tail, truncate } from './format.js';
 import { estimateCost } from './pricing.js';
 import { diffStat, isReviewDiff } from './review-diff.js';

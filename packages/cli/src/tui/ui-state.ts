@@ -1,4 +1,4 @@
-import { ZERO_USAGE, type Usage } from '@infinity-code/runtime';
+import { ZERO_USAGE, type Usage } from '@infinity-code/runtime/messages';
 import type { ReviewRequest, TuiInfo } from './controller.js';
 import { priceOf } from './pricing.js';
 
