@@ -52,6 +52,17 @@ export interface BackendSandbox {
   release(): Promise<void>;
   /** Releases and deletes this sandbox's storage. */
   destroy(): Promise<void>;
+  /**
+   * JSON that, with the files under `dir`, rebuilds this sandbox in a later process (see
+   * BackendSession.restore). Read at every registry write, so it must reflect the current state.
+   */
+  saveState(): unknown;
+}
+
+/** A sandbox as saved by an earlier process: its storage name and its saveState(). */
+export interface SavedSandbox {
+  name: string;
+  state: unknown;
 }
 
 export interface BackendSession {
@@ -63,6 +74,14 @@ export interface BackendSession {
   spawnChild(parent: BackendSandbox, name: string, opts: { parentBusy: boolean }): Promise<BackendSandbox>;
   /** Called after sandboxes were destroyed: frees layers no live sandbox stacks on. */
   collectGarbage(live: readonly BackendSandbox[]): Promise<void>;
+  /**
+   * Rebuilds the sandboxes an earlier process saved (parents first), before any is used. The
+   * registry may lag the disk by one crash: storage of sandboxes it does not list is deleted,
+   * and whatever else a crash interrupted is repaired or dropped. Processes and mounts are not
+   * restarted here; they come back on first use. Throws SandboxError 'not-found' when the saved
+   * state cannot be rebuilt (the session is damaged).
+   */
+  restore(saved: readonly SavedSandbox[]): Promise<Map<string, BackendSandbox>>;
 }
 
 export interface ProbeOutcome {

@@ -8,11 +8,13 @@ import type {
   DiffSince,
   ProbeOutcome,
   SandboxBackend,
+  SavedSandbox,
   SessionContext,
 } from './backend.js';
 import { PLUMBING_CONFIG } from './base-snapshot.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
 import { hostGit, text, type GitRunner } from './git.js';
+import { damagedSession, removeUnlisted } from './registry.js';
 
 /**
  * The portable backend: each sandbox is a full copy (a reflink clone where the filesystem can)
@@ -41,13 +43,15 @@ class CopySession implements BackendSession {
     await mkdir(sb.treeDir, { recursive: true });
     await copyTree(this.ctx.baseDir, sb.treeDir);
     for (const heavy of this.ctx.heavyDirs) {
+      // Fixed when the session opened; the user may have deleted it since.
+      if (!(await pathExists(path.join(this.ctx.repo.root, heavy)))) continue;
       const target = path.join(sb.treeDir, heavy);
       await mkdir(target, { recursive: true });
       await copyTree(path.join(this.ctx.repo.root, heavy), target);
     }
     await this.writePrivateGitDir(sb.treeDir);
     await copyFile(this.ctx.baseIndex, sb.diffIndex);
-    await sb.setSpawnTree(this.ctx.snapshot.tree);
+    sb.spawnTree = this.ctx.snapshot.tree;
     return sb;
   }
 
@@ -57,12 +61,34 @@ class CopySession implements BackendSession {
     await mkdir(sb.treeDir, { recursive: true });
     await copyTree(p.treeDir, sb.treeDir);
     await copyFile(p.diffIndex, sb.diffIndex);
-    await sb.setSpawnTree(await sb.currentTree());
+    sb.spawnTree = await sb.currentTree();
     return sb;
   }
 
   async collectGarbage(): Promise<void> {
     // Copies share nothing; each sandbox's storage goes with it.
+  }
+
+  /**
+   * A copy is its directory plus the tree it was spawned on (an object in the session's store),
+   * so nothing needs repair: copies a crash left unlisted are deleted.
+   */
+  async restore(saved: readonly SavedSandbox[]): Promise<Map<string, BackendSandbox>> {
+    const out = new Map<string, BackendSandbox>();
+    for (const { name, state } of saved) {
+      const spawnTree = (state as { spawnTree?: unknown } | undefined)?.spawnTree;
+      const sb = new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name));
+      if (typeof spawnTree !== 'string' || !/^[0-9a-f]{40,64}$/.test(spawnTree)) {
+        throw damagedSession(this.ctx.sessionId, `sandbox ${name} has no spawn tree`);
+      }
+      if (!(await pathExists(sb.treeDir)) || !(await pathExists(sb.diffIndex))) {
+        throw damagedSession(this.ctx.sessionId, `the copy of sandbox ${name} is missing`);
+      }
+      sb.spawnTree = spawnTree;
+      out.set(name, sb);
+    }
+    await removeUnlisted(path.join(this.ctx.sessionDir, 'sandboxes'), new Set(saved.map((s) => s.name)));
+    return out;
   }
 
   /**
@@ -107,7 +133,8 @@ class CopySession implements BackendSession {
 class CopySandbox implements BackendSandbox {
   readonly treeDir: string;
   readonly diffIndex: string;
-  private spawnTree: string | undefined;
+  /** Tree of the view it was created on: what diff({ since: 'spawn' }) compares against. */
+  spawnTree: string | undefined;
 
   constructor(
     private readonly ctx: SessionContext,
@@ -138,11 +165,6 @@ class CopySandbox implements BackendSandbox {
     });
   }
 
-  async setSpawnTree(tree: string): Promise<void> {
-    this.spawnTree = tree;
-    await writeFile(path.join(this.dir, 'spawn-tree'), `${tree}\n`);
-  }
-
   /** Tree of the copy as it is now; the private diff index keeps this O(changed files) to hash. */
   async currentTree(): Promise<string> {
     const env = { ...this.ctx.objectEnv, GIT_INDEX_FILE: this.diffIndex };
@@ -157,6 +179,10 @@ class CopySandbox implements BackendSandbox {
   }
 
   async release(): Promise<void> {}
+
+  saveState(): unknown {
+    return { spawnTree: this.spawnTree };
+  }
 
   async destroy(): Promise<void> {
     await removeTree(this.dir);

@@ -8,6 +8,8 @@ export type SandboxErrorCode =
   | 'backend-unavailable'
   | 'path-escape'
   | 'not-found'
+  /** A session is owned by a process that still runs. */
+  | 'in-use'
   | 'discarded'
   | 'git'
   | 'apply-failed'

@@ -1,4 +1,10 @@
-export { SandboxSession, openSession, type OpenSessionOptions, type SessionRecord } from './session.js';
+export {
+  SandboxSession,
+  openSession,
+  type CloseOptions,
+  type OpenSessionOptions,
+  type SessionRecord,
+} from './session.js';
 export { Sandbox } from './sandbox.js';
 export type { ApplyResult } from './apply.js';
 export type { ChangedFile, ChangeStatus, SandboxDiff } from './diff.js';
@@ -7,7 +13,9 @@ export type { DirEntry, EntryType, FileStat } from './view-fs.js';
 export type { BackendName, DiffSince, ProbeOutcome, SandboxBackend } from './backend.js';
 export type { Snapshot } from './base-snapshot.js';
 export type { RepoInfo } from './repo.js';
+export type { ProcessIdentity } from './proc.js';
 export { probeBackends, backendByName, backendsInPreferenceOrder, type ProbeReport } from './probe.js';
-export { gc, type GcReport } from './gc.js';
+export { gc, DEFAULT_KEEP_DAYS, type GcOptions, type GcReport } from './gc.js';
+export { listSessions, type SessionSummary } from './list-sessions.js';
 export { defaultStateDir } from './state-dir.js';
 export { SandboxError, SandboxPathError, GitError, ApplyError, type SandboxErrorCode } from './errors.js';

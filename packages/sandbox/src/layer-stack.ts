@@ -1,6 +1,7 @@
 import { mkdir, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { copyTree, removeTree } from './fs-util.js';
+import { damagedSession } from './registry.js';
 
 /** Bottom layers every sandbox of a session shares, relative to the session dir. */
 export const META_LAYER = 'meta';
@@ -8,7 +9,7 @@ export const BASE_LAYER = 'base';
 const LAYERS_DIR = 'layers';
 
 /**
- * A sandbox's frozen layers, top first, as session-relative names (`layers/L3`). Its writable
+ * A sandbox's frozen layers, top first, as session-relative names (`layers/s2.3`). Its writable
  * upper sits above them and the meta and base layers below. The first `own` layers were frozen
  * from this sandbox itself (when it spawned children); the rest belong to its ancestors and
  * form, with meta and base, the view it was spawned on.
@@ -80,4 +81,52 @@ export async function dropUnusedLayers(sessionDir: string, live: readonly LayerS
     dropped.push(rel);
   }
   return dropped;
+}
+
+// Layer names: `<sandbox>.<n>` when frozen from that sandbox's upper, `c<n>` for a copy of a busy
+// upper. `n` counts across the session, so a name is never reused.
+const FROZEN_NAME = /^(s\d+)\.(\d+)$/;
+const COPY_NAME = /^c(\d+)$/;
+
+function parseStack(state: unknown): LayerStack | undefined {
+  const s = state as Partial<LayerStack> | undefined;
+  if (!Array.isArray(s?.frozen) || !s.frozen.every((l) => typeof l === 'string')) return undefined;
+  if (typeof s.own !== 'number' || s.own < 0 || s.own > s.frozen.length) return undefined;
+  return { frozen: [...s.frozen], own: s.own };
+}
+
+/**
+ * The stacks saved in a session's registry, checked against the layers on disk. Freezing renames
+ * an upper into a layer before the registry can record it, so after a crash a sandbox may own
+ * layers newer than its saved stack: those are its latest frozen state and go back on top of it
+ * (the children that would have stacked on them were never recorded). Other unreferenced layers
+ * are left for dropUnusedLayers. `maxLayerNumber` keeps new names from colliding with old ones.
+ */
+export async function restoreStacks(
+  sessionId: string,
+  sessionDir: string,
+  saved: ReadonlyArray<{ name: string; state: unknown }>,
+): Promise<{ stacks: Map<string, LayerStack>; maxLayerNumber: number }> {
+  const onDisk = await readdir(path.join(sessionDir, LAYERS_DIR)).catch(() => [] as string[]);
+  const present = new Set(onDisk.map((n) => `${LAYERS_DIR}/${n}`));
+  const number = (n: string): number => Number((FROZEN_NAME.exec(n)?.[2] ?? COPY_NAME.exec(n)?.[1]) ?? 0);
+  const maxLayerNumber = Math.max(0, ...onDisk.map(number));
+  const stacks = new Map<string, LayerStack>();
+  for (const { name, state } of saved) {
+    const stack = parseStack(state);
+    if (!stack) throw damagedSession(sessionId, `sandbox ${name} has no valid layer stack`);
+    const missing = stack.frozen.find((l) => !present.has(l));
+    if (missing) throw damagedSession(sessionId, `layer ${missing} of sandbox ${name} is missing`);
+    stacks.set(name, stack);
+  }
+  const referenced = new Set([...stacks.values()].flatMap((s) => s.frozen));
+  for (const [name, stack] of stacks) {
+    const newest = Math.max(0, ...stack.frozen.slice(0, stack.own).map((l) => number(path.basename(l))));
+    const adopted = onDisk
+      .filter((n) => FROZEN_NAME.exec(n)?.[1] === name && number(n) > newest && !referenced.has(`${LAYERS_DIR}/${n}`))
+      .sort((a, b) => number(b) - number(a))
+      .map((n) => `${LAYERS_DIR}/${n}`);
+    if (adopted.length > 0) stacks.set(name, { frozen: [...adopted, ...stack.frozen], own: stack.own + adopted.length });
+  }
+  return { stacks, maxLayerNumber };
 }

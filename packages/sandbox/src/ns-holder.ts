@@ -27,15 +27,23 @@ export interface MountPlan {
 // would name the merged view's empty mount point), then moved into place. The final loop makes
 // the shell reap orphans that get reparented to it, which a bare `sleep` would not.
 // `volatile` skips the sync of the whole upper filesystem at unmount (seconds on a busy disk,
-// paid at every spawn and discard); a sandbox does not outlive a crash anyway (gc removes it),
-// and every mount gets a fresh work dir, which volatile requires.
+// paid at every spawn and discard). Data written through it is ordinary page cache of the upper
+// filesystem: it survives our process dying (sessions are resumable) and is written back by the
+// kernel as usual; only a machine crash within that window can lose recent writes. Every mount
+// gets a fresh work dir, which volatile requires. A shared node_modules the user has since
+// deleted is skipped (its sandbox sees an empty dir) instead of failing the whole mount: its
+// position still names its private upper, so the list itself never changes.
 const HOLDER_SCRIPT = `
 set -e
 cd "$1"; SB=$2; REPO=$3; LOWERS=$4; SPAWN=$5; O=$6; shift 6
 mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$REPO/.git,upperdir=$SB/git/upper,workdir=$SB/git/work" "$SB/stage/git"
-i=0
+i=0; SKIP=" "
 for d in "$@"; do
-  mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$REPO/$d,upperdir=$SB/nm$i/upper,workdir=$SB/nm$i/work" "$SB/stage/nm$i"
+  if [ -d "$REPO/$d" ]; then
+    mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$REPO/$d,upperdir=$SB/nm$i/upper,workdir=$SB/nm$i/work" "$SB/stage/nm$i"
+  else
+    SKIP="$SKIP$i "
+  fi
   i=$((i+1))
 done
 mount -n -t overlay overlay -o "ro,\${O}lowerdir=$SPAWN" "$SB/lv"
@@ -43,7 +51,7 @@ mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$LOWERS,upperdir=$SB/uppe
 mount -n --move "$SB/stage/git" "$REPO/.git"
 i=0
 for d in "$@"; do
-  mount -n --move "$SB/stage/nm$i" "$REPO/$d"
+  case "$SKIP" in *" $i "*) ;; *) mount -n --move "$SB/stage/nm$i" "$REPO/$d" ;; esac
   i=$((i+1))
 done
 read -r hostpid rest < /proc/self/stat

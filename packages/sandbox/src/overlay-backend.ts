@@ -8,6 +8,7 @@ import type {
   CommandSpec,
   DiffSince,
   SandboxBackend,
+  SavedSandbox,
   SessionContext,
 } from './backend.js';
 import { removeTree } from './fs-util.js';
@@ -21,11 +22,13 @@ import {
   freezeUpper,
   META_LAYER,
   mergedLowers,
+  restoreStacks,
   spawnLowers,
   type LayerStack,
 } from './layer-stack.js';
 import { NamespaceHolder, type OverlayMode } from './ns-holder.js';
 import { probeOverlay } from './overlay-probe.js';
+import { removeUnlisted } from './registry.js';
 import { RwLock } from './rw-lock.js';
 import { buildTrees } from './view-trees.js';
 
@@ -77,13 +80,15 @@ class OverlaySession implements BackendSession {
     const p = parent as OverlaySandbox;
     const stack = await this.layersLock.exclusive(async () => {
       if ((await readdir(p.upperDir)).length === 0) return childStack(p.stack);
-      const layerId = `L${++this.layerCounter}`;
+      const n = ++this.layerCounter;
       if (opts.parentBusy) {
         // Freezing remounts the parent, which would kill its running commands. Copy its upper
         // instead (whiteouts and opaque xattrs included): O(its changes), and only the child
         // stacks on the copy.
-        return { frozen: [await copyUpper(this.ctx.sessionDir, p.upperDir, layerId), ...p.stack.frozen], own: 0 };
+        return { frozen: [await copyUpper(this.ctx.sessionDir, p.upperDir, `c${n}`), ...p.stack.frozen], own: 0 };
       }
+      // Named after its sandbox, so a restart can tell whose layer a crash left unrecorded.
+      const layerId = `${p.name}.${n}`;
       await p.release();
       p.stack = await freezeUpper(this.ctx.sessionDir, p.upperDir, p.workDir, p.stack, layerId);
       return childStack(p.stack);
@@ -100,14 +105,38 @@ class OverlaySession implements BackendSession {
     );
   }
 
+  /**
+   * Sandboxes come back with their saved stacks; a layer a crash froze before the registry
+   * recorded it is put back on top of its sandbox (see restoreStacks). Holders start on first use.
+   */
+  async restore(saved: readonly SavedSandbox[]): Promise<Map<string, BackendSandbox>> {
+    return this.layersLock.exclusive(async () => {
+      const { stacks, maxLayerNumber } = await restoreStacks(this.ctx.sessionId, this.ctx.sessionDir, saved);
+      this.layerCounter = Math.max(this.layerCounter, maxLayerNumber);
+      const out = new Map<string, BackendSandbox>();
+      for (const [name, stack] of stacks) {
+        const sb = new OverlaySandbox(this.ctx, this.mode, name, stack);
+        // A crash between freezing an upper and making its replacement leaves no upper.
+        await this.makeDirs(sb);
+        out.set(name, sb);
+      }
+      await dropUnusedLayers(this.ctx.sessionDir, [...stacks.values()]);
+      await removeUnlisted(path.join(this.ctx.sessionDir, 'sandboxes'), new Set(stacks.keys()));
+      return out;
+    });
+  }
+
   private async newSandbox(name: string, stack: LayerStack): Promise<OverlaySandbox> {
-    const rel = `sandboxes/${name}`;
-    const sb = new OverlaySandbox(this.ctx, this.mode, rel, stack);
+    const sb = new OverlaySandbox(this.ctx, this.mode, name, stack);
+    await this.makeDirs(sb);
+    await this.seedGitUpper(path.join(sb.dir, 'git', 'upper'));
+    return sb;
+  }
+
+  private async makeDirs(sb: OverlaySandbox): Promise<void> {
     const dirs = ['upper', 'work', 'lv', 'git/upper/objects/info', 'git/work', 'stage/git'];
     this.ctx.heavyDirs.forEach((_, i) => dirs.push(`nm${i}/upper`, `nm${i}/work`, `stage/nm${i}`));
     for (const d of dirs) await mkdir(path.join(sb.dir, d), { recursive: true });
-    await this.seedGitUpper(path.join(sb.dir, 'git', 'upper'));
-    return sb;
   }
 
   /**
@@ -133,16 +162,18 @@ class OverlaySandbox implements BackendSandbox {
   readonly dir: string;
   readonly upperDir: string;
   readonly workDir: string;
+  private readonly rel: string;
   private holder: NamespaceHolder | undefined;
   private starting: Promise<NamespaceHolder> | undefined;
 
   constructor(
     private readonly ctx: SessionContext,
     private readonly mode: OverlayMode,
-    private readonly rel: string,
+    readonly name: string,
     public stack: LayerStack,
   ) {
-    this.dir = path.join(ctx.sessionDir, rel);
+    this.rel = `sandboxes/${name}`;
+    this.dir = path.join(ctx.sessionDir, this.rel);
     this.upperDir = path.join(this.dir, 'upper');
     this.workDir = path.join(this.dir, 'work');
   }
@@ -223,5 +254,9 @@ class OverlaySandbox implements BackendSandbox {
   async destroy(): Promise<void> {
     await this.release();
     await removeTree(this.dir);
+  }
+
+  saveState(): unknown {
+    return { frozen: [...this.stack.frozen], own: this.stack.own };
   }
 }

@@ -36,6 +36,31 @@ async function cacheKey(): Promise<string> {
 }
 
 /**
+ * Whether one given backend works here: the per-boot cache answers when it has this backend's
+ * result, otherwise a probe of that backend alone (for resuming a session made with it).
+ */
+export async function probeBackend(backend: SandboxBackend, stateDir: string): Promise<ProbeOutcome> {
+  if (backendsInPreferenceOrder().includes(backend)) {
+    try {
+      const cached = JSON.parse(await readFile(path.join(stateDir, 'probe.json'), 'utf8')) as { key: string; report: ProbeReport };
+      const hit = cached.key === (await cacheKey()) ? cached.report.results.find((r) => r.name === backend.name) : undefined;
+      if (hit) return { ok: hit.ok, detail: hit.detail };
+    } catch {
+      // No cache yet: probe below.
+    }
+  }
+  const scratch = path.join(stateDir, 'tmp', `probe-${randomUUID()}`);
+  await mkdir(scratch, { recursive: true });
+  try {
+    return await backend.probe(scratch);
+  } catch (err) {
+    return { ok: false, detail: (err as Error).message };
+  } finally {
+    await removeTree(scratch);
+  }
+}
+
+/**
  * Tries each backend with a real mount in a scratch directory on the state dir's filesystem
  * (overlay needs user xattrs there). Results are cached per boot and user: kernels, AppArmor
  * policy and sysctls do not change without a reboot often enough to pay ~25 ms per start.

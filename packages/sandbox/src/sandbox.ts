@@ -11,9 +11,28 @@ import { ViewFs, type DirEntry, type FileStat } from './view-fs.js';
 /** What a Sandbox needs from the session that owns it. */
 export interface SandboxOwner {
   readonly ctx: SessionContext;
-  /** Called once the sandbox is gone, so the session can free layers nobody stacks on. */
-  forget(sb: Sandbox): Promise<void>;
+  /**
+   * Drops a sandbox being discarded from the session and its durable registry. Called before its
+   * storage goes, so a crash in between leaves unlisted storage (deleted on resume), never a
+   * registry entry without storage.
+   */
+  unregister(sb: Sandbox): Promise<void>;
+  /** Called once a sandbox's storage is gone: frees layers nobody stacks on any more. */
+  collectGarbage(): Promise<void>;
 }
+
+// Stands in for the storage of a discarded sandbox brought back only as a parent (see placeholder).
+const NO_STORAGE: BackendSandbox = {
+  dir: '',
+  commandRoot: '',
+  viewRoot: () => Promise.reject(new Error('discarded')),
+  git: () => Promise.reject(new Error('discarded')),
+  spawn: () => Promise.reject(new Error('discarded')),
+  changeTrees: () => Promise.reject(new Error('discarded')),
+  release: async () => undefined,
+  destroy: async () => undefined,
+  saveState: () => undefined,
+};
 
 /**
  * One thread's private, copy-on-write view of the repository. File operations and commands
@@ -25,15 +44,29 @@ export class Sandbox {
   private readonly running = new Set<ExecProcess>();
   private readonly fs: ViewFs;
   private discarded = false;
+  /** Set when the session was closed with `keep`: the sandbox lives on, but not in this object. */
+  private detached = false;
 
   /** @internal */
   constructor(
     readonly id: string,
+    /** @internal Storage name, unique in the session for its lifetime (ids may be reused). */
+    readonly key: string,
     readonly parent: Sandbox | undefined,
     /** @internal */ readonly handle: BackendSandbox,
     private readonly owner: SandboxOwner,
   ) {
     this.fs = new ViewFs(() => handle.viewRoot(), [owner.ctx.repo.root, handle.commandRoot]);
+  }
+
+  /**
+   * @internal A discarded sandbox brought back by a resume only because live children name it
+   * as their parent: `parent` relationships read as before, and using it fails as it did.
+   */
+  static placeholder(id: string, key: string, parent: Sandbox | undefined, owner: SandboxOwner): Sandbox {
+    const sb = new Sandbox(id, key, parent, NO_STORAGE, owner);
+    sb.discarded = true;
+    return sb;
   }
 
   /** Absolute path at which commands run by exec() see the repository root. */
@@ -178,15 +211,44 @@ export class Sandbox {
   /** Kills its commands and deletes its storage; its children keep working. */
   async discard(): Promise<void> {
     if (this.discarded) return;
+    let destroyed = false;
     await this.lock.exclusive(async () => {
       if (this.discarded) return;
+      if (this.detached) throw this.detachedError();
       this.discarded = true;
-      const running = [...this.running];
-      for (const p of running) p.kill();
-      await Promise.allSettled(running.map((p) => p.done));
+      await this.stopCommands();
+      await this.owner.unregister(this);
       await this.handle.destroy();
+      destroyed = true;
     });
-    await this.owner.forget(this);
+    if (destroyed) await this.owner.collectGarbage();
+  }
+
+  /**
+   * @internal For close({ keep }): kills its commands and releases its processes and mounts,
+   * keeping its storage for a later resume. This object is unusable afterwards.
+   */
+  async detach(): Promise<void> {
+    await this.lock.exclusive(async () => {
+      if (this.discarded || this.detached) return;
+      this.detached = true;
+      await this.stopCommands();
+      await this.handle.release();
+    });
+  }
+
+  private async stopCommands(): Promise<void> {
+    const running = [...this.running];
+    for (const p of running) p.kill();
+    await Promise.allSettled(running.map((p) => p.done));
+  }
+
+  private detachedError(): SandboxError {
+    return new SandboxError(
+      'discarded',
+      `Sandbox ${this.id} belongs to a session that was closed and kept; resume that session ` +
+        '(openSession with resume) to keep working in it.',
+    );
   }
 
   /** @internal Runs a file operation or command start under the shared lock. */
@@ -195,6 +257,7 @@ export class Sandbox {
       if (this.discarded) {
         throw new SandboxError('discarded', `Sandbox ${this.id} was discarded; create a new sandbox to keep working.`);
       }
+      if (this.detached) throw this.detachedError();
       return fn();
     });
   }

@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { BackendName, BackendSession, SandboxBackend, SessionContext } from './backend.js';
+import type { BackendName, BackendSandbox, BackendSession, SandboxBackend, SessionContext } from './backend.js';
+import { pickBackend } from './backend-choice.js';
 import { materializeBase, objectEnv, takeSnapshot, type Snapshot } from './base-snapshot.js';
 import { SandboxError } from './errors.js';
 import { removeTree } from './fs-util.js';
 import { gc } from './gc.js';
-import { backendByName, probeBackends } from './probe.js';
 import { identify } from './proc.js';
+import { dropRegistry, writeRegistry, type SandboxRegistry, type SavedEntry } from './registry.js';
 import { findHeavyDirs, isWithin, resolveRepo, type RepoInfo } from './repo.js';
-import { Sandbox } from './sandbox.js';
+import { Sandbox, type SandboxOwner } from './sandbox.js';
+import { touchRecord, writeRecord, type SessionRecord } from './session-record.js';
+import { giveBack, takeOverSession } from './session-resume.js';
 import { defaultStateDir, sessionsDir } from './state-dir.js';
 
 export interface OpenSessionOptions {
@@ -17,39 +20,65 @@ export interface OpenSessionOptions {
   repo: string;
   /** Storage root; `$XDG_STATE_HOME/infinity-code` (or `~/.local/state/infinity-code`) by default. */
   stateDir?: string;
-  /** Backend to use; chosen by the start-up probe when omitted. */
+  /**
+   * Backend to use; chosen by the start-up probe when omitted. When resuming, the session's own
+   * backend is used: naming another one is an error.
+   */
   backend?: BackendName | SandboxBackend;
-  /** Remove leftovers of crashed sessions in `stateDir` first (default true). */
+  /** Clean up after sessions whose owner is gone in `stateDir` first (default true); see gc(). */
   collectStale?: boolean;
+  /** How many days gc keeps resumable sessions of other repositories after they were left (default 7). */
+  keepDays?: number;
+  /**
+   * Id of an earlier session of this repository to take over instead of taking a new snapshot:
+   * every sandbox comes back by its id with its layers, parent and view at spawn. Throws
+   * SandboxError 'not-found' when the session is gone (open a fresh one then), 'in-use' when
+   * a live process owns it.
+   */
+  resume?: string;
 }
 
-/** On-disk record that lets gc() tell a crashed session from a live one. */
-export interface SessionRecord {
-  version: 1;
-  owner: { pid: number; start: string };
-  repo: string;
-  backend: BackendName;
-  snapshot?: Snapshot;
-  createdAt: string;
+export interface CloseOptions {
+  /**
+   * Stop every command and sandbox process but keep the storage, so `openSession({ resume: id })`
+   * can bring the sandboxes back later (gc keeps it for `keepDays`). Default false: delete it.
+   */
+  keep?: boolean;
 }
+
+export type { SessionRecord } from './session-record.js';
+
+// A crashed session's age counts from its owner's last sign of life.
+const HEARTBEAT_MS = 10 * 60_000;
 
 /**
  * One agent session over one repository: a snapshot of the working tree taken at open,
- * materialised once, and the stack of sandboxes the threads work in.
+ * materialised once, and the stack of sandboxes the threads work in. Its sandboxes are listed
+ * in a durable registry, so a later process can resume it (see OpenSessionOptions.resume).
  */
 export class SandboxSession {
   private readonly sandboxes = new Map<string, Sandbox>();
   /** Ids being created, so concurrent creates with the same thread id fail fast. */
   private readonly reserved = new Set<string>();
+  private readonly owner: SandboxOwner;
   private counter = 0;
   private closed = false;
+  /** Set by a deleting close: nothing may write the registry back. */
+  private registryDropped = false;
+  private saving: Promise<void> = Promise.resolve();
+  private readonly heartbeat: NodeJS.Timeout;
 
   private constructor(
     /** @internal Paths and identities shared with the backend. */
     readonly ctx: SessionContext,
     readonly backend: BackendName,
     private readonly backendSession: BackendSession,
-  ) {}
+    private readonly record: SessionRecord,
+  ) {
+    this.owner = { ctx, unregister: (sb) => this.unregister(sb), collectGarbage: () => this.collectGarbage() };
+    this.heartbeat = setInterval(() => void touchRecord(ctx.sessionDir), HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
 
   static async open(opts: OpenSessionOptions): Promise<SandboxSession> {
     const repo = await resolveRepo(opts.repo);
@@ -62,20 +91,30 @@ export class SandboxSession {
       );
     }
     await mkdir(sessionsDir(stateDir), { recursive: true });
-    if (opts.collectStale ?? true) await gc({ stateDir });
-    const backend = await pickBackend(opts.backend, stateDir, repo);
+    // Sessions of this repository are never collected here, whatever their age: the user may be
+    // about to resume one (or is resuming one right now).
+    if (opts.collectStale ?? true) {
+      await gc({ stateDir, keepRepo: repo.root, ...(opts.keepDays !== undefined ? { keepDays: opts.keepDays } : {}) });
+    }
+    return opts.resume !== undefined
+      ? SandboxSession.resume(opts.resume, repo, stateDir, opts.backend)
+      : SandboxSession.fresh(repo, stateDir, opts.backend);
+  }
 
+  private static async fresh(repo: RepoInfo, stateDir: string, choice: OpenSessionOptions['backend']): Promise<SandboxSession> {
+    const backend = await pickBackend(choice, stateDir, repo);
     const sessionId = `${Date.now().toString(36)}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const sessionDir = path.join(sessionsDir(stateDir), sessionId);
     await mkdir(sessionDir, { recursive: true });
     const record: SessionRecord = {
-      version: 1,
+      version: 2,
       owner: await identify(process.pid),
       repo: repo.root,
       backend: backend.name,
+      heavyDirs: await findHeavyDirs(repo),
       createdAt: new Date().toISOString(),
     };
-    await writeFile(path.join(sessionDir, 'session.json'), JSON.stringify(record));
+    await writeRecord(sessionDir, record);
     try {
       const objectsDir = path.join(sessionDir, 'objects');
       const tmpDir = path.join(sessionDir, 'tmp');
@@ -85,7 +124,9 @@ export class SandboxSession {
       const baseDir = path.join(sessionDir, 'base');
       const baseIndex = path.join(sessionDir, 'base.index');
       await materializeBase(repo, snapshot, objectsDir, baseDir, baseIndex);
-      await writeFile(path.join(sessionDir, 'session.json'), JSON.stringify({ ...record, snapshot }));
+      // The empty registry, then the snapshot in the record: the session is resumable from here on.
+      await writeRegistry(sessionDir, { version: 1, nextName: 1, sandboxes: [] });
+      await writeRecord(sessionDir, { ...record, snapshot });
       const ctx: SessionContext = {
         sessionId,
         sessionDir,
@@ -95,14 +136,52 @@ export class SandboxSession {
         baseIndex,
         objectsDir,
         tmpDir,
-        heavyDirs: await findHeavyDirs(repo),
+        heavyDirs: record.heavyDirs,
         objectEnv: objectEnv(repo, objectsDir),
       };
-      return new SandboxSession(ctx, backend.name, await backend.open(ctx));
+      return new SandboxSession(ctx, backend.name, await backend.open(ctx), { ...record, snapshot });
     } catch (err) {
       await removeTree(sessionDir);
       throw err;
     }
+  }
+
+  private static async resume(id: string, repo: RepoInfo, stateDir: string, choice: OpenSessionOptions['backend']): Promise<SandboxSession> {
+    const { ctx, backend, record, registry } = await takeOverSession({ id, repo, stateDir, backend: choice });
+    try {
+      const backendSession = await backend.open(ctx);
+      const live = registry.sandboxes.filter((e) => !e.discarded);
+      const handles = await backendSession.restore(live.map((e) => ({ name: e.name, state: e.state })));
+      const session = new SandboxSession(ctx, backend.name, backendSession, record);
+      try {
+        session.adopt(registry, handles);
+        // The backend may have repaired what a crash interrupted; record the result.
+        await session.persist();
+      } catch (err) {
+        clearInterval(session.heartbeat);
+        throw err;
+      }
+      return session;
+    } catch (err) {
+      await giveBack(ctx.sessionDir, record, err);
+      throw err;
+    }
+  }
+
+  /** Rebuilds the Sandbox objects, parents first; discarded parents come back as placeholders. */
+  private adopt(registry: SandboxRegistry, handles: Map<string, BackendSandbox>): void {
+    const byName = new Map<string, Sandbox>();
+    for (const e of registry.sandboxes) {
+      const parent = e.parent
+        ? (byName.get(e.parent.name) ?? Sandbox.placeholder(e.parent.id, e.parent.name, undefined, this.owner))
+        : undefined;
+      const handle = e.discarded ? undefined : handles.get(e.name);
+      const sb = handle ? new Sandbox(e.id, e.name, parent, handle, this.owner) : Sandbox.placeholder(e.id, e.name, parent, this.owner);
+      byName.set(e.name, sb);
+      if (handle) this.sandboxes.set(e.id, sb);
+    }
+    const used = registry.sandboxes.map((e) => Number(e.name.slice(1)));
+    this.counter = Math.max(registry.nextName - 1, ...used, 0);
   }
 
   get id(): string {
@@ -119,7 +198,8 @@ export class SandboxSession {
 
   /**
    * A new sandbox for `thread`. With a parent it stacks on the parent's current state: the
-   * parent's top layer is frozen (O(1)) and both continue on fresh layers above it.
+   * parent's top layer is frozen (O(1)) and both continue on fresh layers above it. It is in
+   * the session's durable registry (resumable) once this resolves.
    */
   async create(thread?: string, parent?: Sandbox): Promise<Sandbox> {
     if (this.closed) throw new SandboxError('discarded', 'This sandbox session was closed; open a new one.');
@@ -142,8 +222,15 @@ export class SandboxSession {
             return this.backendSession.spawnChild(parent.handle, name, { parentBusy: parent.busy });
           })
         : await this.backendSession.createRoot(name);
-      const sb = new Sandbox(id, parent, handle, { ctx: this.ctx, forget: (s) => this.forget(s) });
+      const sb = new Sandbox(id, name, parent, handle, this.owner);
       this.sandboxes.set(id, sb);
+      try {
+        await this.persist();
+      } catch (err) {
+        this.sandboxes.delete(id);
+        await handle.destroy().catch(() => undefined);
+        throw err;
+      }
       return sb;
     } finally {
       this.reserved.delete(id);
@@ -158,46 +245,72 @@ export class SandboxSession {
     return [...this.sandboxes.values()];
   }
 
-  private async forget(sb: Sandbox): Promise<void> {
+  private async unregister(sb: Sandbox): Promise<void> {
     if (this.sandboxes.get(sb.id) === sb) this.sandboxes.delete(sb.id);
+    await this.persist();
+  }
+
+  private async collectGarbage(): Promise<void> {
     await this.backendSession.collectGarbage(this.list().map((s) => s.handle));
   }
 
-  /** Discards every sandbox and deletes the session's storage (base, layers, objects). */
-  async close(): Promise<void> {
+  /**
+   * Writes the registry (write temp + rename), one write at a time, each with the state at the
+   * moment it runs, so the last one to finish is the latest.
+   */
+  private persist(): Promise<void> {
+    const run = this.saving.then(() => (this.registryDropped ? undefined : writeRegistry(this.ctx.sessionDir, this.registryNow())));
+    this.saving = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Live sandboxes in creation order, each preceded by its ancestors (discarded ones as markers). */
+  private registryNow(): SandboxRegistry {
+    const entries: SavedEntry[] = [];
+    const seen = new Set<string>();
+    const add = (sb: Sandbox): void => {
+      if (seen.has(sb.key)) return;
+      if (sb.parent) add(sb.parent);
+      seen.add(sb.key);
+      const parent = sb.parent ? { id: sb.parent.id, name: sb.parent.key } : null;
+      entries.push(
+        sb.isDiscarded
+          ? { id: sb.id, name: sb.key, parent, discarded: true }
+          : { id: sb.id, name: sb.key, parent, state: sb.handle.saveState() },
+      );
+    };
+    for (const sb of this.sandboxes.values()) add(sb);
+    return { version: 1, nextName: this.counter + 1, sandboxes: entries };
+  }
+
+  /**
+   * Ends the session in this process. By default discards every sandbox and deletes the
+   * session's storage (base, layers, objects). With `keep`, stops commands and sandbox
+   * processes but keeps the storage for `openSession({ resume: session.id })`.
+   */
+  async close(opts: CloseOptions = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.heartbeat);
     // Children first, so no layer is freed while something still stacks on it.
     const depth = (s: Sandbox): number => (s.parent ? 1 + depth(s.parent) : 0);
     const all = this.list().sort((a, b) => depth(b) - depth(a));
+    const dir = this.ctx.sessionDir;
+    if (opts.keep) {
+      for (const sb of all) await sb.detach();
+      await this.persist();
+      await writeRecord(dir, { ...this.record, owner: null, leftAt: new Date().toISOString() });
+      return;
+    }
+    // Unresumable first: a crash halfway through the delete must not leave a session that looks whole.
+    this.registryDropped = true;
+    await this.saving;
+    await dropRegistry(dir);
     for (const sb of all) await sb.discard();
-    await removeTree(this.ctx.sessionDir);
+    await removeTree(dir);
   }
-}
-
-async function pickBackend(
-  choice: OpenSessionOptions['backend'],
-  stateDir: string,
-  repo: RepoInfo,
-): Promise<SandboxBackend> {
-  if (choice !== undefined && typeof choice !== 'string') return choice;
-  const backend = choice ? backendByName(choice) : backendByName((await probeBackends(stateDir)).chosen);
-  const problem = backend.mountsAtRepoPath ? overlayObstacle(repo, stateDir) : undefined;
-  if (problem === undefined) return backend;
-  if (choice) {
-    throw new SandboxError('backend-unavailable', `The ${backend.name} backend cannot serve this repository: ${problem}. Use the copy backend here.`);
-  }
-  return backendByName('copy');
 }
 
 export function openSession(opts: OpenSessionOptions): Promise<SandboxSession> {
   return SandboxSession.open(opts);
-}
-
-/** Layouts the overlay backends cannot mount, whatever the kernel allows. */
-function overlayObstacle(repo: RepoInfo, stateDir: string): string | undefined {
-  if (!repo.dotGitIsDir) return `${repo.root}/.git is not a directory (a linked worktree or submodule)`;
-  // overlay's mount options are comma separated and lowerdir is colon separated.
-  if (/[,:]/.test(repo.root) || /[,:]/.test(stateDir)) return 'its path or the state dir contains "," or ":"';
-  return undefined;
 }

@@ -3,14 +3,18 @@ import { openSession, type BackendName, type SandboxSession } from '../index.js'
 import { registerChangeTests } from './suite-changes.js';
 import { registerExecTests } from './suite-exec.js';
 import { registerIsolationTests } from './suite-isolation.js';
+import { registerResumeTests } from './suite-resume.js';
 import { cleanupTempDirs, tempDir } from './fixtures.js';
 
 export interface SuiteContext {
   backend: BackendName;
   /** Overlay backends show the merged view at the repository's own path. */
   mountsAtRepoPath: boolean;
-  /** Opens a session on `repo` with this backend and a fresh temp state dir; closed after the test. */
-  open(repo: string): Promise<SandboxSession>;
+  /**
+   * Opens a session on `repo` with this backend (in a fresh temp state dir unless given, or
+   * resuming `resume`); closed after the test.
+   */
+  open(repo: string, opts?: { stateDir?: string; resume?: string; collectStale?: boolean }): Promise<SandboxSession>;
 }
 
 /**
@@ -22,8 +26,9 @@ export function registerBackendSuite(backend: BackendName): void {
   const ctx: SuiteContext = {
     backend,
     mountsAtRepoPath: backend !== 'copy',
-    async open(repo) {
-      const session = await openSession({ repo, stateDir: await tempDir('ic-state-'), backend });
+    async open(repo, opts = {}) {
+      const stateDir = opts.stateDir ?? (await tempDir('ic-state-'));
+      const session = await openSession({ ...opts, repo, stateDir, backend });
       sessions.push(session);
       return session;
     },
@@ -37,5 +42,6 @@ export function registerBackendSuite(backend: BackendName): void {
     registerIsolationTests(ctx);
     registerExecTests(ctx);
     registerChangeTests(ctx);
+    registerResumeTests(ctx);
   });
 }

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Sandbox } from '../index.js';
 import { removeTree } from '../fs-util.js';
+import { mountsUnder, processesUsing } from '../proc.js';
 
 const cleanups: string[] = [];
 
@@ -112,4 +113,13 @@ export async function viewTree(sb: Sandbox): Promise<Map<string, string>> {
     out.set(e.path, `${st.mode & 0o111 ? 'x' : '-'}:${h}`);
   }
   return out;
+}
+
+/** Processes using `stateDir`, and mounts under it or `repo` in any process's mount table. */
+export async function leftovers(stateDir: string, repo: string): Promise<{ processes: number[]; mounts: string[] }> {
+  const pids = (await readdir('/proc')).filter((p) => /^\d+$/.test(p));
+  const mounts = await Promise.all(
+    pids.flatMap((p) => [mountsUnder(stateDir, `/proc/${p}/mountinfo`), mountsUnder(repo, `/proc/${p}/mountinfo`)]),
+  );
+  return { processes: await processesUsing(stateDir), mounts: mounts.flat() };
 }

@@ -1,14 +1,10 @@
-import { execa } from 'execa';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { gc } from '../index.js';
-import { mountsUnder, processesUsing } from '../proc.js';
 import type { SuiteContext } from './backend-suite.js';
-import { binary, git, hashTree, lines, makeRepo, tempDir, viewTree } from './fixtures.js';
-
-const HERE = path.dirname(fileURLToPath(import.meta.url));
+import { runAndKill } from './crash.js';
+import { binary, git, hashTree, leftovers, lines, makeRepo, tempDir, viewTree } from './fixtures.js';
 
 export function registerChangeTests(s: SuiteContext): void {
   it('diffs add, modify, delete, binary, chmod, rename, nested dirs and no-EOL into a patch that reproduces the child', async () => {
@@ -127,38 +123,24 @@ export function registerChangeTests(s: SuiteContext): void {
     expect(await readFile(path.join(repo, '.git', 'index'))).toEqual(indexBefore);
   });
 
-  it('gc after a SIGKILLed session leaves no processes, mounts, layers or worktrees', async () => {
+  it('gc keeps a SIGKILLed session resumable but stops what it left running; gc({ all }) leaves no processes, mounts, layers or worktrees', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const stateDir = await tempDir('ic-state-crash-');
     const before = await hashTree(repo);
-    const child = execa(process.execPath, ['--import', 'tsx', path.join(HERE, 'crash-child.ts'), repo, stateDir, s.backend], {
-      cwd: path.resolve(HERE, '../../../..'),
-      reject: false,
-      buffer: false,
-    });
-    let out = '';
-    while (!out.includes('READY')) {
-      const chunk: unknown = await new Promise((resolve, reject) => {
-        child.stdout!.once('data', resolve);
-        child.once('exit', () => reject(new Error(`crash child exited early: ${out}`)));
-      });
-      out += String(chunk);
-    }
-    child.kill('SIGKILL');
-    await child;
+    await runAndKill(repo, stateDir, s.backend, 'busy');
     const sessions = path.join(stateDir, 'sessions');
     expect(await readdir(sessions)).toHaveLength(1);
 
-    const report = await gc({ stateDir });
+    const kept = await gc({ stateDir });
+    expect(kept).toMatchObject({ removedSessions: [], keptSessions: [expect.any(String)] });
+    expect(await leftovers(stateDir, repo)).toEqual({ processes: [], mounts: [] });
+    expect(await readdir(sessions)).toHaveLength(1);
+
+    const report = await gc({ stateDir, all: true });
 
     expect(report.removedSessions).toHaveLength(1);
     expect(await readdir(sessions)).toEqual([]);
-    expect(await processesUsing(stateDir)).toEqual([]);
-    const pids = (await readdir('/proc')).filter((p) => /^\d+$/.test(p));
-    const leftover = await Promise.all(
-      pids.flatMap((p) => [mountsUnder(stateDir, `/proc/${p}/mountinfo`), mountsUnder(repo, `/proc/${p}/mountinfo`)]),
-    );
-    expect(leftover.flat()).toEqual([]);
+    expect(await leftovers(stateDir, repo)).toEqual({ processes: [], mounts: [] });
     expect(await git(repo, 'worktree', 'list', '--porcelain')).not.toContain('\nworktree ');
     expect(await hashTree(repo)).toEqual(before);
   });

@@ -14,10 +14,19 @@ const NPM_OFFLINE = {
   npm_config_fund: 'false',
 };
 
+// PF_EXITING in /proc/<pid>/stat's flags field: the kernel is tearing the process down.
+const PF_EXITING = 0x4;
+
+/**
+ * Dead for every purpose: gone, a zombie, or already inside exit. A killed process closes its
+ * files (which is what lets the command's output streams close) a moment before it turns into
+ * a zombie, and on a loaded machine a check can land in between.
+ */
 function isGoneOrZombie(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' || (Number(fields[6]) & PF_EXITING) !== 0;
   } catch {
     return true;
   }

@@ -1,0 +1,141 @@
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { listSessions, type Sandbox, type SandboxSession } from '../index.js';
+import type { SuiteContext } from './backend-suite.js';
+import { runAndKill } from './crash.js';
+import { leftovers, makeRepo, tempDir, writeFiles } from './fixtures.js';
+import { buildStack, fingerprint, STACK_IDS, STACK_REPO, STACK_UNTRACKED, type SandboxPrint } from './stack.js';
+
+async function stackRepo(): Promise<string> {
+  const repo = await makeRepo(STACK_REPO);
+  await writeFiles(repo, STACK_UNTRACKED);
+  return repo;
+}
+
+/**
+ * A resumed stack must be the one that was left: same sandboxes and parents, same views, same
+ * diffs (so the views at spawn survived), and every operation still works on it.
+ */
+async function expectResumed(
+  session: SandboxSession,
+  expected: SandboxPrint[],
+  repo: string,
+  opts: { userNodeModules: boolean },
+): Promise<void> {
+  expect(session.list().map((sb) => sb.id)).toEqual(STACK_IDS);
+  const [root, child, grand, orphan] = STACK_IDS.map((id) => {
+    const sb = session.get(id);
+    if (!sb) throw new Error(`sandbox ${id} did not come back`);
+    return sb;
+  }) as [Sandbox, Sandbox, Sandbox, Sandbox];
+  expect(child.parent).toBe(root);
+  expect(grand.parent).toBe(child);
+  expect(orphan.parent).toMatchObject({ id: 'temp', isDiscarded: true });
+  expect(await fingerprint(session)).toEqual(expected);
+  await expect(orphan.squashInto()).rejects.toMatchObject({ code: 'discarded' });
+
+  // Commands run again: on overlay backends a new holder mounts the restored stack, at the
+  // repository's path, with the shared node_modules when the user still has it.
+  const run = await grand.run('cat grand.txt && pwd');
+  expect(run).toMatchObject({ exitCode: 0, stdout: `grand\n${grand.root}\n` });
+  if (opts.userNodeModules) {
+    expect((await grand.run(`node -e "process.stdout.write(require('dep').name)"`)).stdout).toBe('dep');
+  }
+
+  // New sandboxes stack on restored ones without touching what those diff against.
+  const late = await session.create('late', child);
+  expect(await late.readText('child-late.txt')).toBe('written after grand was spawned\n');
+  expect((await late.diff()).isEmpty).toBe(true);
+  const childPrint = expected.find((p) => p.id === 'child')!;
+  expect((await child.diff()).patch).toBe(childPrint.spawn.patch);
+
+  expect(await grand.squashInto()).toMatchObject({ clean: true, conflicts: [] });
+  expect(await child.readText('grand.txt')).toBe('grand\n');
+  expect(await child.exists('root/new.txt')).toBe(false);
+  expect(await child.squashInto(root)).toMatchObject({ clean: true, conflicts: [] });
+  expect(await root.applyToWorkingTree()).toMatchObject({ clean: true, conflicts: [] });
+  const a = await readFile(path.join(repo, 'a.txt'), 'utf8');
+  expect(a).toContain('line 3 root\n');
+  expect(a).toContain('line 15 child\n');
+  expect(await readFile(path.join(repo, 'grand.txt'), 'utf8')).toBe('grand\n');
+  expect(await readFile(path.join(repo, 'moved/f.txt'), 'utf8')).toBe('f\n');
+  expect(await readFile(path.join(repo, 'root-late.txt'), 'utf8')).toBe('written after child was spawned\n');
+  await expect(readFile(path.join(repo, 'gone.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
+  await expect(readFile(path.join(repo, 'root/new.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
+}
+
+export function registerResumeTests(s: SuiteContext): void {
+  it('close({ keep }) then resume brings back every sandbox with its layers, parent, view at spawn and snapshot', async () => {
+    const repo = await stackRepo();
+    const stateDir = await tempDir('ic-state-');
+    const first = await s.open(repo, { stateDir });
+    const busy = await buildStack(first);
+    const expected = await fingerprint(first);
+    const sessionDir = first.ctx.sessionDir;
+
+    await first.close({ keep: true });
+
+    expect(await busy.done).toMatchObject({ cancelled: true });
+    await expect(first.get('root')!.readText('a.txt')).rejects.toMatchObject({ code: 'discarded', message: expect.stringMatching(/resume/) });
+    expect(await leftovers(stateDir, repo)).toEqual({ processes: [], mounts: [] });
+    expect(await listSessions({ stateDir, repo })).toMatchObject([{ id: first.id, status: 'resumable', backend: s.backend }]);
+    // The user may delete the shared node_modules before the session comes back.
+    await rm(path.join(repo, 'node_modules'), { recursive: true });
+
+    const second = await s.open(repo, { stateDir, resume: first.id });
+
+    expect(second.id).toBe(first.id);
+    expect(second.backend).toBe(s.backend);
+    expect(second.snapshot).toEqual(first.snapshot);
+    expect(second.ctx.sessionDir).toBe(sessionDir);
+    await expectResumed(second, expected, repo, { userNodeModules: false });
+  });
+
+  it('resumes the same session after the process holding it was SIGKILLed', async () => {
+    const repo = await stackRepo();
+    const stateDir = await tempDir('ic-state-crash-');
+    const expectFile = path.join(await tempDir('ic-expect-'), 'expected.json');
+    const id = await runAndKill(repo, stateDir, s.backend, 'stack', expectFile);
+    const expected = JSON.parse(await readFile(expectFile, 'utf8')) as SandboxPrint[];
+
+    // Without the gc at open, the resume itself must deal with what the crash left running.
+    const session = await s.open(repo, { stateDir, resume: id, collectStale: false });
+
+    // Commands died with their process (or were stopped); nothing new runs yet.
+    expect(await leftovers(stateDir, repo)).toEqual({ processes: [], mounts: [] });
+    expect(session.id).toBe(id);
+    await expectResumed(session, expected, repo, { userNodeModules: true });
+  });
+
+  it('a crash between a spawn and its registry write loses only the unrecorded child', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const stateDir = await tempDir('ic-state-');
+    const first = await s.open(repo, { stateDir });
+    const root = await first.create('root');
+    await root.writeFile('before.txt', 'before the spawn\n');
+    const registry = path.join(first.ctx.sessionDir, 'sandboxes.json');
+    const beforeSpawn = await readFile(registry);
+    const child = await first.create('child', root);
+    await child.writeFile('child.txt', 'c\n');
+    await root.writeFile('after.txt', 'after the spawn\n');
+    await first.close({ keep: true });
+    // As if the process had died right after the spawn, before the registry recorded it.
+    await writeFile(registry, beforeSpawn);
+
+    const second = await s.open(repo, { stateDir, resume: first.id });
+
+    expect(second.list().map((sb) => sb.id)).toEqual(['root']);
+    const back = second.get('root')!;
+    expect(await back.readText('before.txt')).toBe('before the spawn\n');
+    expect(await back.readText('after.txt')).toBe('after the spawn\n');
+    expect((await back.diff()).files.map((f) => f.path)).toEqual(['after.txt', 'before.txt']);
+    expect(await readdir(path.join(second.ctx.sessionDir, 'sandboxes'))).toHaveLength(1);
+    const again = await second.create('child', back);
+    expect(await again.readText('after.txt')).toBe('after the spawn\n');
+    expect(await again.exists('child.txt')).toBe(false);
+    await again.writeFile('child.txt', 'c2\n');
+    expect((await again.diff()).files.map((f) => f.path)).toEqual(['child.txt']);
+    expect((await back.diff()).files.map((f) => f.path)).toEqual(['after.txt', 'before.txt']);
+  });
+}
