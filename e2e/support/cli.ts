@@ -22,13 +22,19 @@ export interface Started {
 }
 
 /** Starts the built CLI with a clean environment (no real key leaks in) plus `env`. */
-export function startCli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Started {
+export function startCli(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; home?: string; onStdout?: (all: string) => void },
+): Started {
   // A home of its own: config and sandbox state never come from (or go to) the real one.
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: tempDir(), NO_COLOR: '1', ...opts.env };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: opts.home ?? tempDir(), NO_COLOR: '1', ...opts.env };
   const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    opts.onStdout?.(stdout);
+  });
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const done = new Promise<CliRun>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
@@ -36,7 +42,7 @@ export function startCli(args: string[], opts: { cwd: string; env?: Record<strin
   return { done, kill: (s) => child.kill(s) };
 }
 
-export function runCli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliRun> {
+export function runCli(args: string[], opts: { cwd: string; env?: Record<string, string>; home?: string }): Promise<CliRun> {
   return startCli(args, opts).done;
 }
 

@@ -9,7 +9,7 @@ import {
   type RuntimeEvent,
   type Tool,
 } from '@infinity-code/runtime';
-import { openSession, type BackendName, type SandboxDiff, type SandboxSession } from '@infinity-code/sandbox';
+import { openSession, SandboxError, type BackendName, type SandboxDiff, type SandboxSession } from '@infinity-code/sandbox';
 import { codingTools } from '@infinity-code/tools';
 import type { Config } from './config.js';
 import { basePrompt } from './instructions.js';
@@ -29,6 +29,26 @@ export interface AgentSessionOptions {
   extraTools?: Tool[];
   sandboxStateDir?: string;
   backend?: BackendName;
+  /** The sandbox session of an earlier run of this session (-c, -r, after a crash). */
+  resumeSandboxes?: string;
+}
+
+/** Reopens the earlier run's sandboxes when there are any, or takes a fresh snapshot. */
+async function openSandboxes(o: AgentSessionOptions): Promise<SandboxSession> {
+  const base = {
+    repo: o.projectRoot,
+    ...(o.sandboxStateDir ? { stateDir: o.sandboxStateDir } : {}),
+    ...(o.backend ? { backend: o.backend } : {}),
+  };
+  if (o.resumeSandboxes) {
+    try {
+      return await openSession({ ...base, resume: o.resumeSandboxes });
+    } catch (err) {
+      // Gone (collected, or never completed): the session goes on over a fresh snapshot.
+      if (!(err instanceof SandboxError && err.code === 'not-found')) throw err;
+    }
+  }
+  return openSession(base);
 }
 
 /**
@@ -55,11 +75,7 @@ export class AgentSession {
     // Our own files must never be part of the sandbox snapshot or of a diff.
     const ignore = join(infinityDir, '.gitignore');
     if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
-    const sandboxSession = await openSession({
-      repo: o.projectRoot,
-      ...(o.sandboxStateDir ? { stateDir: o.sandboxStateDir } : {}),
-      ...(o.backend ? { backend: o.backend } : {}),
-    });
+    const sandboxSession = await openSandboxes(o);
     const store = new SqliteStore({ path: join(infinityDir, 'state.db') });
     const sandboxes = new SandboxMap(sandboxSession, store);
     const abortTools = new AbortController();
@@ -107,11 +123,20 @@ export class AgentSession {
     return out;
   }
 
-  async close(): Promise<void> {
+  /** The sandbox session's id, to resume it next time. */
+  get sandboxSessionId(): string {
+    return this.sandboxSession.id;
+  }
+
+  /**
+   * Stops everything. With `keep`, the sandboxes stay on disk for the next run of this session
+   * (-c); without, they are deleted (their changes reached the working tree, or were dropped).
+   */
+  async close(opts: { keep: boolean } = { keep: true }): Promise<void> {
     this.shutdown.abort();
     this.abortTools.abort();
     await this.system.close();
-    await this.sandboxSession.close();
+    await this.sandboxSession.close({ keep: opts.keep });
   }
 
   private onEvent(e: RuntimeEvent): void {

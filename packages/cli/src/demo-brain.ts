@@ -30,6 +30,27 @@ function calls(messages: readonly HistoryMessage[]): Array<{ name: string; input
   return messages.flatMap((m) => m.content.flatMap((b) => (b.type === 'tool_use' ? [{ name: b.name, input: b.input }] : [])));
 }
 
+/**
+ * Calls whose result was not an error: a call cut short (say, by a restart) is made again, as a
+ * model reading "it may have partly run" would.
+ */
+function succeeded(messages: readonly HistoryMessage[]): Array<{ name: string; input: Record<string, unknown> }> {
+  // "Already exists" or "not found" after a retry means the first attempt did its work.
+  const done = /already exists|not found|no match/i;
+  const failed = new Set(
+    messages.flatMap((m) =>
+      m.content.flatMap((b) =>
+        b.type === 'tool_result' && b.is_error && !b.content.some((c) => c.type === 'text' && done.test(c.text))
+          ? [b.tool_use_id]
+          : [],
+      ),
+    ),
+  );
+  return messages.flatMap((m) =>
+    m.content.flatMap((b) => (b.type === 'tool_use' && !failed.has(b.id) ? [{ name: b.name, input: b.input }] : [])),
+  );
+}
+
 function rootTurn(stack: string[], messages: readonly HistoryMessage[]): ScriptedReply {
   const made = calls(messages).map((c) => c.name);
   const spawns = made.filter((n) => n === 'spawn_thread').length;
@@ -40,7 +61,7 @@ function rootTurn(stack: string[], messages: readonly HistoryMessage[]): Scripte
     };
   }
   if (spawns === 1) return { toolCall: { name: 'spawn_thread', input: { instructions: FAREWELL_TASK, child_of: stack } } };
-  if (!made.includes('execute_command')) {
+  if (!succeeded(messages).some((c) => c.name === 'execute_command')) {
     return { text: 'Both children are at work. Running the tests in the background.', toolCall: { name: 'execute_command', input: { command: 'node test.js' } } };
   }
   const all = texts(messages).join('\n');
@@ -59,7 +80,7 @@ function childTurn(threadId: string, messages: readonly HistoryMessage[]): Scrip
   // call's result), then its own turns.
   const seedAt = messages.findIndex((m) => texts([m]).some((t) => t.startsWith('You are now inside the thread you asked to create')));
   const task = texts(messages.slice(seedAt, seedAt + 1)).join('\n');
-  const own = calls(messages.slice(seedAt + 1));
+  const own = succeeded(messages.slice(seedAt + 1));
   if (task.includes('greet.js')) {
     if (own.length === 0) return { text: 'Reading greet.js.', toolCall: { name: 'read_file', input: { path: 'greet.js' } } };
     if (own.length === 1) {

@@ -60,8 +60,10 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     model,
     rootId: session.id,
     reviewer: autoAcceptReviewer,
+    ...(session.sandboxSession ? { resumeSandboxes: session.sandboxSession } : {}),
     ...(o.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: o.maxTurns } } : {}),
   });
+  registry.setSandboxSession(session.id, agent.sandboxSessionId);
   const tally = newTally();
   const print = o.outputFormat === 'text' ? textPrinter(o.writers, session.id) : undefined;
   const line = (obj: unknown) => o.writers.out(`${JSON.stringify(obj)}\n`);
@@ -75,14 +77,17 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   }
   const onAbort = () => agent.system.interruptAll();
   o.signal.addEventListener('abort', onAbort);
-  let outcome: Outcome;
+  let outcome: Outcome | undefined;
   try {
     await agent.system.sendUserText(session.id, o.task);
     await untilQuiescent(agent.system, agent.store, o.signal);
     outcome = await finish(agent, root, session.id, o);
   } finally {
     o.signal.removeEventListener('abort', onAbort);
-    await agent.close();
+    // Sandboxes are kept for the next run (-c) unless everything reached the working tree.
+    const settled = outcome !== undefined && !outcome.interrupted && outcome.unreported.length === 0 &&
+      (outcome.applied || outcome.filesChanged.length === 0);
+    await agent.close({ keep: !settled });
   }
   const result = buildResult(session.id, model, tally, outcome);
   if (o.outputFormat === 'text') report(o.writers, outcome);

@@ -93,6 +93,7 @@ async function openController(a: OpenArgs): Promise<{ controller: TuiController;
     provider: a.provider,
     model: a.model,
     rootId: a.session.id,
+    ...(a.session.sandboxSession ? { resumeSandboxes: a.session.sandboxSession } : {}),
     reviewer: (sandboxes) => {
       broker = tui.createReviewBroker({
         diffOf: async (child) => (await review.childDiff(sandboxes, child))?.review ?? null,
@@ -108,6 +109,7 @@ async function openController(a: OpenArgs): Promise<{ controller: TuiController;
     },
     ...(a.flags.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: a.flags.maxTurns } } : {}),
   });
+  a.registry.setSandboxSession(a.session.id, agent.sandboxSessionId);
   const controller = tui.localController({
     system: agent.system,
     rootThreadId: a.session.id,
@@ -134,7 +136,8 @@ async function openController(a: OpenArgs): Promise<{ controller: TuiController;
         const s = a.registry.create('interactive session');
         return { sessionId: s.id, rootThreadId: s.id };
       },
-      quit: () => agent.close(),
+      // Kept: `infinity-code -c` continues with the same sandboxes.
+      quit: () => agent.close({ keep: true }),
     },
   });
   return { controller, backend: agent.backend };

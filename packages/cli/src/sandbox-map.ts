@@ -58,6 +58,9 @@ export class SandboxMap {
   }
 
   private async create(threadId: string): Promise<Sandbox> {
+    // A resumed session already holds the sandboxes of threads that worked before.
+    const existing = this.session.get(threadId);
+    if (existing && !existing.isDiscarded) return existing;
     const thread = await this.store.loadThread(threadId);
     const parentId = thread?.record.parentId ?? null;
     if (parentId === null) return this.session.create(threadId);

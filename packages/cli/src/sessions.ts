@@ -9,6 +9,8 @@ export interface SessionInfo {
   title: string;
   createdAt: string;
   updatedAt: string;
+  /** The sandbox session holding this session's sandboxes, to resume them. */
+  sandboxSession?: string;
 }
 
 /**
@@ -54,6 +56,11 @@ export class SessionRegistry {
     const s: SessionInfo = { id: randomUUID(), title: firstLine(task), createdAt: now, updatedAt: now };
     this.write([s, ...this.list()]);
     return s;
+  }
+
+  /** Records which sandbox session holds this session's sandboxes. */
+  setSandboxSession(id: string, sandboxSession: string): void {
+    this.write(this.list().map((s) => (s.id === id ? { ...s, sandboxSession } : s)));
   }
 
   /** Marks the session as the most recently used one. */

@@ -85,7 +85,11 @@ export async function runSlice(
     const tool = deps.tools.get(carried.name);
     if (tool?.kind === 'sync') {
       tx.pendingCall = null;
-      await runSync(deps, thread, tx, tool, carried);
+      // A call that ends the turn (close_thread) ends it now too: no completion after it.
+      if (await runSync(deps, thread, tx, tool, carried)) {
+        await tx.commit(bus);
+        return finish(deps, thread, tx, 'completed');
+      }
       actionable = true;
     }
   }
@@ -161,6 +165,7 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
     });
     if (resolution.kind === 'error') {
       tx.pushResult(bus, call.id, { content: resolution.message, isError: true });
+      tx.failedInARow++;
       continue;
     }
     const pending: PendingCall = { id: call.id, name: call.name, input: resolution.input, dispatched: false };
@@ -168,8 +173,11 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       tx.pendingCall = pending;
       return 'awaiting-tool';
     }
-    const stop = await runSync(deps, thread, tx, resolution.tool, pending);
-    if (stop) return 'completed';
+    const output = await runSync(deps, thread, tx, resolution.tool, pending);
+    if (output.stop === true) return 'completed';
+    // A failed call is a correction the model has to make; a successful one (the next of many
+    // spawn_thread calls fanning out work) is progress and doesn't count toward the loop bound.
+    tx.failedInARow = output.isError === true ? tx.failedInARow + 1 : 0;
   }
 }
 
@@ -177,7 +185,7 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
  * A synchronous call: committed first (spawning inherits history up to this call, and a crash
  * mid-call leaves a pending call that the next start re-runs), then executed inline.
  */
-async function runSync(deps: SliceDeps, thread: LoadedThread, tx: Turn, tool: SyncTool, call: PendingCall): Promise<boolean> {
+async function runSync(deps: SliceDeps, thread: LoadedThread, tx: Turn, tool: SyncTool, call: PendingCall): Promise<ToolOutput> {
   tx.pendingCall = call;
   await tx.commit(deps.bus);
   let output: ToolOutput;
@@ -194,12 +202,15 @@ async function runSync(deps: SliceDeps, thread: LoadedThread, tx: Turn, tool: Sy
   tx.pendingCall = null;
   if (output.unsubscribe) tx.subscriptions = tx.subscriptions.filter((s) => !output.unsubscribe!.includes(s.callId));
   tx.pushResult(deps.bus, call.id, output);
-  return output.stop === true;
+  return output;
 }
 
 function budgetExceeded(deps: SliceDeps, record: ThreadRecord, tx: Turn): string | null {
-  if (tx.sliceCompletions >= deps.limits.maxCompletionsPerSlice) {
-    return `Stopped after ${tx.sliceCompletions} model calls in one step; send a message to continue.`;
+  if (tx.failedInARow >= deps.limits.maxCompletionsPerSlice) {
+    return (
+      `Stopped after ${tx.failedInARow} model calls in a row whose tool calls failed; ` +
+      'send a message to continue.'
+    );
   }
   if (record.completions + tx.completions >= deps.limits.maxCompletionsPerThread) {
     return (
