@@ -135,13 +135,20 @@ async function attemptOnce(
   } catch (err) {
     if (outer.aborted) return cancelledOutcome(buffered);
     if (timedOut) {
-      throw new ModelError('timeout', 'The model stopped sending data; retrying.', { cause: err });
+      // Said once, by whoever reports the retry (or the final failure): no "retrying" here.
+      const waited = events === 0 ? policy.initTimeoutMs : policy.stallTimeoutMs;
+      throw new ModelError('timeout', `The model API went silent (no data for ${seconds(waited)}).`, { cause: err });
     }
     throw err;
   } finally {
     clearTimeout(timer);
     outer.removeEventListener('abort', onOuterAbort);
   }
+}
+
+function seconds(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 function cancelledOutcome(textSoFar: string): CompletionOutcome {

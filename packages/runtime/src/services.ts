@@ -15,7 +15,12 @@ export interface Limits {
   maxLiveThreads: number;
   /** Completions one thread may run over its life. */
   maxCompletionsPerThread: number;
-  /** Bounds loops of synchronous calls and corrections inside one slice. */
+  /**
+   * Bounds a loop of corrections inside one slice: the thread stops after this many completions
+   * in a row whose tool call failed at once (unknown tool, bad arguments, a synchronous call that
+   * returned an error). Successful synchronous calls (a root spawning its children one after the
+   * other) are progress and reset the count; maxCompletionsPerThread bounds those.
+   */
   maxCompletionsPerSlice: number;
 }
 

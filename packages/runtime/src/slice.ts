@@ -86,7 +86,7 @@ export async function runSlice(
     if (tool?.kind === 'sync') {
       tx.pendingCall = null;
       // A call that ends the turn (close_thread) ends it now too: no completion after it.
-      if (await runSync(deps, thread, tx, tool, carried)) {
+      if ((await runSync(deps, thread, tx, tool, carried)).stop === true) {
         await tx.commit(bus);
         return finish(deps, thread, tx, 'completed');
       }

@@ -33,7 +33,9 @@ export interface SystemOptions {
 }
 
 export const DEFAULT_LIMITS: Limits = {
-  maxLiveThreads: 64,
+  // An idle thread is a few KB of rows; the bound stops a runaway fan-out, not a planned one
+  // (200 children at once is a supported load: e2e/load.test.ts).
+  maxLiveThreads: 256,
   maxCompletionsPerThread: 500,
   maxCompletionsPerSlice: 50,
 };

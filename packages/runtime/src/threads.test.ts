@@ -164,6 +164,28 @@ describe.each(combos)('threads in %s mode with the %s store', (mode, storeKind) 
     await h.close();
   });
 
+  it('lets a root fan out more children in one slice than the correction bound, which still stops failing loops', async () => {
+    // Five successful spawns in a row, then calls that keep failing: the bound of 3 counts only
+    // the failures, so every child is spawned and the loop of failures is still cut off.
+    const brain = (r: CompletionRequest): ScriptedReply => {
+      const me = threadOf(r);
+      if (me.stack.length > 1) return { text: 'child idle' };
+      const n = toolUses(r.messages).length;
+      return n < 5
+        ? { toolCall: { name: 'spawn_thread', input: { instructions: `t${n}`, child_of: me.stack } } }
+        : { toolCall: { name: 'no_such_tool', input: {} } };
+    };
+    const h = makeHarness(mode, storeKind, { brain, system: { limits: { maxCompletionsPerSlice: 3 } } });
+    await h.send(userText('root', 'go', 'u1'));
+    await h.settle();
+    expect(h.events.filter((e) => e.type === 'thread-spawned')).toHaveLength(5);
+    const root = await h.store.loadThread('root');
+    expect(root!.record.completions).toBe(5 + 3);
+    const budget = h.events.filter((e) => e.type === 'error' && e.kind === 'budget');
+    expect(budget).toEqual([expect.objectContaining({ threadId: 'root', message: expect.stringMatching(/3 model calls in a row whose tool calls failed/) })]);
+    await h.close();
+  });
+
   it('carries a structured attachment with a child\'s report to observers, not to the model', async () => {
     const brain = (r: CompletionRequest): ScriptedReply => {
       const me = threadOf(r);

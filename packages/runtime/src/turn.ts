@@ -24,6 +24,8 @@ export class Turn {
   private stateChanged = true;
   completions = 0;
   sliceCompletions = 0;
+  /** Completions in this slice, one after the other, whose tool call failed (see Limits). */
+  failedInARow = 0;
   sliceUsage: Usage = ZERO_USAGE;
   pendingCall: PendingCall | null;
   subscriptions: Subscription[];

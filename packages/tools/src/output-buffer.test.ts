@@ -41,4 +41,21 @@ describe('OutputBuffer', () => {
     b.write('stdout', '\x1b[1;32mPASS\x1b[0m test\n\x1b]0;title\x07\x1b[2Kdone\n');
     expect(b.take()).toBe('PASS test\ndone');
   });
+
+  it('keeps a run of binary lines as one line saying how much, and shows control characters as U+FFFD', () => {
+    const b = new OutputBuffer(DEFAULT_OUTPUT_LIMITS);
+    b.write('stdout', 'before\n');
+    b.write('stdout', '\x7fELF\x02\x01\x01\0\0\0\0\0\n\0\0\x03\0>\0\x01\0\0\0\ufffd\ufffd\x04\0\0\0\n');
+    b.write('stdout', 'bell\x07 and back\bspace\nafter\n');
+    expect(b.take()).toBe('before\n[binary output: 28 characters on 2 lines, not shown]\nbell\ufffd and back\ufffdspace\nafter');
+    expect(b.lines).toBe(5);
+  });
+
+  it('ends a binary run at a batch, and leaves text with a few bad bytes as text', () => {
+    const b = new OutputBuffer(DEFAULT_OUTPUT_LIMITS);
+    b.write('stdout', `${'\ufffd'.repeat(20)}\n`);
+    expect(b.take()).toBe('[binary output: 20 characters on 1 line, not shown]');
+    b.write('stdout', 'caf\ufffd au lait, bad-\ufffd\ufffd-name.txt\n');
+    expect(b.rest()).toBe('caf\ufffd au lait, bad-\ufffd\ufffd-name.txt');
+  });
 });

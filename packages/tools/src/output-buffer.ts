@@ -1,4 +1,4 @@
-import { cleanLine } from './ansi.js';
+import { cleanLine, looksBinary, visibleText } from './ansi.js';
 import type { OutputLimits } from './options.js';
 import { clipLine, plural } from './text-lines.js';
 
@@ -23,6 +23,8 @@ export class OutputBuffer {
   private droppedLines = 0;
   private totalLines = 0;
   private limitAnnounced = false;
+  /** Consecutive lines of binary data not stored yet: they become one line saying so. */
+  private binary = { lines: 0, chars: 0 };
 
   constructor(private readonly limits: Required<OutputLimits>) {}
 
@@ -68,6 +70,7 @@ export class OutputBuffer {
    * goes quiet while the command keeps printing.
    */
   take(opts: { announceLimit?: boolean } = {}): string {
+    this.endBinaryRun();
     const lines = this.pending;
     this.pending = [];
     this.pendingSize = 0;
@@ -99,8 +102,27 @@ export class OutputBuffer {
   }
 
   private addLine(raw: string, cut = 0): void {
-    const line = clipLine(cleanLine(raw), this.limits.maxLineChars, cut);
     this.totalLines++;
+    const clean = cleanLine(raw);
+    // Binary output (a compressed file catted, a core dump) is noise to the model and may hold
+    // bytes that act on a terminal: a run of such lines is kept as one line saying how much.
+    if (looksBinary(clean)) {
+      this.binary.lines++;
+      this.binary.chars += clean.length + cut;
+      return;
+    }
+    this.endBinaryRun();
+    this.keep(clipLine(visibleText(clean), this.limits.maxLineChars, cut));
+  }
+
+  private endBinaryRun(): void {
+    const { lines, chars } = this.binary;
+    if (lines === 0) return;
+    this.binary = { lines: 0, chars: 0 };
+    this.keep(`[binary output: ${plural(chars, 'character')} on ${plural(lines, 'line')}, not shown]`);
+  }
+
+  private keep(line: string): void {
     if (!this.headFull) {
       if (this.headLines < this.limits.headLines && this.headSize + line.length <= this.limits.headChars) {
         this.pending.push(line);

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_RETRY, runCompletion } from './completion.js';
+import type { ModelError } from './errors.js';
+import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
+
+const request: CompletionRequest = { model: 'm', system: '', messages: [], tools: [], maxTokens: 10 };
+const usage = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+
+/** First attempt: some text, then silence until aborted. Later attempts: a whole reply. */
+function stallingOnce(): ModelProvider & { attempts: number } {
+  return {
+    name: 'stalling',
+    attempts: 0,
+    async *stream(_r: CompletionRequest, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+      if (this.attempts++ === 0) {
+        yield { type: 'text', text: 'half a rep' };
+        await new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
+      }
+      yield { type: 'text', text: 'the whole reply' };
+      yield { type: 'done', stopReason: 'end_turn', usage };
+    },
+  };
+}
+
+describe('runCompletion', () => {
+  it('abandons a stream that goes silent, discards its text, and says so once (no "retrying" in the error)', async () => {
+    const provider = stallingOnce();
+    const retries: Array<{ attempt: number; error: ModelError }> = [];
+    const policy = { ...DEFAULT_RETRY, initTimeoutMs: 40, stallTimeoutMs: 40, baseDelayMs: 1, maxDelayMs: 2 };
+    const out = await runCompletion(provider, request, policy, new AbortController().signal, {
+      onText: () => undefined,
+      onRetry: (info) => retries.push(info),
+    });
+    expect(out).toMatchObject({ cancelled: false, text: 'the whole reply' });
+    expect(provider.attempts).toBe(2);
+    expect(retries).toHaveLength(1);
+    expect(retries[0]!.error.kind).toBe('timeout');
+    expect(retries[0]!.error.message).toBe('The model API went silent (no data for 40 ms).');
+    expect(retries[0]!.error.message).not.toMatch(/retrying/i);
+  });
+});
