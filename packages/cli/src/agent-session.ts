@@ -6,6 +6,7 @@ import {
   type Limits,
   type ModelProvider,
   type ReportReviewer,
+  type RetryPolicy,
   type RuntimeEvent,
   type Tool,
 } from '@infinity-code/runtime';
@@ -31,6 +32,8 @@ export interface AgentSessionOptions {
   backend?: BackendName;
   /** The sandbox session of an earlier run of this session (-c, -r, after a crash). */
   resumeSandboxes?: string;
+  /** Retry and timeout settings of model calls (from INFINITY_CODE_RETRY). */
+  retry?: Partial<RetryPolicy>;
 }
 
 /** Reopens the earlier run's sandboxes when there are any, or takes a fresh snapshot. */
@@ -75,8 +78,15 @@ export class AgentSession {
     // Our own files must never be part of the sandbox snapshot or of a diff.
     const ignore = join(infinityDir, '.gitignore');
     if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
-    const sandboxSession = await openSandboxes(o);
+    // The store first: if it can't open, no sandbox session is left behind.
     const store = new SqliteStore({ path: join(infinityDir, 'state.db') });
+    let sandboxSession: SandboxSession;
+    try {
+      sandboxSession = await openSandboxes(o);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
     const sandboxes = new SandboxMap(sandboxSession, store);
     const abortTools = new AbortController();
     const tools = codingTools({
@@ -93,6 +103,7 @@ export class AgentSession {
       model: o.model,
       systemPrompt: basePrompt(o.projectRoot),
       contextWindow: o.config.contextWindow,
+      ...(o.retry ? { retry: o.retry } : {}),
       reviewReport: o.reviewer(sandboxes),
       ...(o.limits ? { limits: o.limits } : {}),
     });

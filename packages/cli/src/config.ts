@@ -79,3 +79,34 @@ export function parseConfigFile(file: string): Partial<Config> {
   }
   return out;
 }
+
+const RETRY_KEYS = ['maxRetries', 'baseDelayMs', 'maxDelayMs', 'initTimeoutMs', 'stallTimeoutMs'] as const;
+
+/**
+ * Retry settings of model calls from INFINITY_CODE_RETRY (a JSON object, e.g.
+ * {"baseDelayMs": 10, "stallTimeoutMs": 2000}): for tests and for unusual networks.
+ */
+export function retryFromEnv(env: NodeJS.ProcessEnv): Partial<Record<(typeof RETRY_KEYS)[number], number>> | undefined {
+  const raw = env.INFINITY_CODE_RETRY;
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (err) {
+    throw new UserError(`INFINITY_CODE_RETRY is not valid JSON (${(err as Error).message}).`, EXIT.config);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UserError('INFINITY_CODE_RETRY must be a JSON object, like {"baseDelayMs": 100}.', EXIT.config);
+  }
+  const out: Partial<Record<(typeof RETRY_KEYS)[number], number>> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!(RETRY_KEYS as readonly string[]).includes(key)) {
+      throw new UserError(`INFINITY_CODE_RETRY has an unknown key "${key}". Known keys: ${RETRY_KEYS.join(', ')}.`, EXIT.config);
+    }
+    if (!Number.isInteger(value) || (value as number) < 0) {
+      throw new UserError(`In INFINITY_CODE_RETRY, "${key}" must be a whole number of 0 or more.`, EXIT.config);
+    }
+    out[key as (typeof RETRY_KEYS)[number]] = value as number;
+  }
+  return out;
+}

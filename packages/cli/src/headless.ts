@@ -35,25 +35,32 @@ export function tallyEvent(t: RunTally, e: RuntimeEvent, rootId: string): void {
 }
 
 /**
- * The text format: the root thread's answer streams to stdout; progress (tool calls, results,
- * children, retries, errors) goes to stderr. Rendering only; no decisions.
+ * The text format: the root thread's answer goes to stdout, progress (tool calls, results,
+ * children, retries, errors) to stderr. The answer is written per committed turn: text streamed
+ * by an attempt that then failed and was retried never reaches stdout. Rendering only.
  */
 export function textPrinter(w: HeadlessWriters, rootId: string): (e: RuntimeEvent) => void {
-  let midLine = false;
-  const endLine = () => {
-    if (midLine) w.out('\n');
-    midLine = false;
+  let pending = '';
+  const flush = () => {
+    if (pending === '') return;
+    w.out(pending.endsWith('\n') ? pending : `${pending}\n`);
+    pending = '';
   };
   const who = (threadId: string) => (threadId === rootId ? '' : `[${threadId.slice(0, 10)}] `);
   return (e) => {
     switch (e.type) {
       case 'text-delta':
-        if (e.threadId !== rootId) return;
-        w.out(e.text);
-        midLine = !e.text.endsWith('\n');
+        if (e.threadId === rootId) pending += e.text;
+        return;
+      case 'completion-retry':
+        if (e.threadId === rootId) pending = '';
+        w.err(`${who(e.threadId)}  … ${e.message} Retrying in ${(e.delayMs / 1000).toFixed(1)}s (attempt ${e.attempt}).\n`);
+        return;
+      case 'turn-committed':
+      case 'slice-finished':
+        if (e.threadId === rootId) flush();
         return;
       case 'tool-call':
-        endLine();
         w.err(`${who(e.threadId)}● ${e.display ?? `${e.call.name} ${JSON.stringify(e.call.input)}`}\n`);
         return;
       case 'tool-result': {
@@ -66,17 +73,13 @@ export function textPrinter(w: HeadlessWriters, rootId: string): (e: RuntimeEven
         return;
       case 'event-injected':
         if (e.source === 'report') w.err(`${who(e.threadId)}  ◆ report from ${e.childThreadId ?? 'a child'}\n`);
-        return;
-      case 'completion-retry':
-        endLine();
-        w.err(`${who(e.threadId)}  … ${e.message} Retrying in ${(e.delayMs / 1000).toFixed(1)}s (attempt ${e.attempt}).\n`);
+        else if (e.source === 'event') {
+          const first = resultText(e.content).trim().split('\n').slice(-1)[0] ?? '';
+          w.err(`${who(e.threadId)}  ⋯ ${first.length > 120 ? `${first.slice(0, 117)}...` : first}\n`);
+        }
         return;
       case 'error':
-        endLine();
         w.err(`${who(e.threadId)}Error: ${e.message}\n`);
-        return;
-      case 'slice-finished':
-        if (e.threadId === rootId) endLine();
         return;
       default:
         return;

@@ -39,6 +39,8 @@ function parse(argv: string[]): Flags | number {
     .option('--max-turns <n>', 'stop a thread after this many model calls (exit code 5)', positiveInt)
     .option('--demo', 'run a scripted demonstration in a throwaway repository (no API key needed)')
     .option('--debug', 'show stack traces of unexpected errors')
+    // Extra words get our own message (the task goes after -p), not commander's generic one.
+    .allowExcessArguments(true)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
@@ -92,8 +94,20 @@ async function main(argv: string[]): Promise<number> {
   });
 }
 
+/**
+ * Where output goes. A reader that goes away (`| head -1`) closes stdout: the run goes on and
+ * finishes cleanly (sessions and sandboxes closed), writing nothing more there.
+ */
 function writers() {
-  return { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) };
+  let stdoutOpen = true;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    stdoutOpen = false;
+  });
+  return {
+    out: (s: string) => void (stdoutOpen && process.stdout.write(s)),
+    err: (s: string) => void process.stderr.write(s),
+  };
 }
 
 const debug = process.argv.includes('--debug');

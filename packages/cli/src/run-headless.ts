@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { AnthropicProvider, type ModelProvider, type RuntimeEvent } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
-import { loadConfig } from './config.js';
+import { loadConfig, retryFromEnv } from './config.js';
 import type { ExitCode } from './exit-codes.js';
 import { anthropicEnv } from './provider-env.js';
 import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headless.js';
@@ -43,6 +43,7 @@ export function anthropicFromEnv(env: NodeJS.ProcessEnv): ModelProvider {
 export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   const root = requireGitRoot(o.cwd);
   const config = loadConfig({ env: o.env, projectRoot: root });
+  const retry = retryFromEnv(o.env);
   const model = o.model ?? config.model;
   const provider = o.provider ?? anthropicFromEnv(o.env);
   const registry = new SessionRegistry(join(root, '.infinity'));
@@ -61,6 +62,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     rootId: session.id,
     reviewer: autoAcceptReviewer,
     ...(session.sandboxSession ? { resumeSandboxes: session.sandboxSession } : {}),
+    ...(retry ? { retry } : {}),
     ...(o.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: o.maxTurns } } : {}),
   });
   registry.setSandboxSession(session.id, agent.sandboxSessionId);

@@ -46,7 +46,12 @@ export class SessionRegistry {
     const matches = all.filter((s) => s.id.startsWith(idOrPrefix));
     if (matches.length === 1) return matches[0]!;
     if (matches.length === 0) {
-      throw new UserError(`No session ${idOrPrefix} in this project. Run \`infinity-code --sessions\` to list them.`, EXIT.usage);
+      const known = all.slice(0, 5).map((s) => `${s.id.slice(0, 8)} (${s.title})`).join(', ');
+      throw new UserError(
+        `No session ${idOrPrefix} in this project. ` +
+          (known ? `Recent sessions: ${known}. Use -c for the latest.` : 'There are no sessions yet: start one without -r.'),
+        EXIT.usage,
+      );
     }
     throw new UserError(`Session prefix ${idOrPrefix} is ambiguous (${matches.length} sessions); give more of the id.`, EXIT.usage);
   }
