@@ -65,6 +65,17 @@ export interface SavedSandbox {
   state: unknown;
 }
 
+/** What BackendSession.restore rebuilt. */
+export interface RestoredSandboxes {
+  /** By storage name. */
+  sandboxes: Map<string, BackendSandbox>;
+  /**
+   * Saved sandboxes whose storage is damaged beyond repair (by storage name, with the reason):
+   * left out, their leftovers deleted, while every other sandbox comes back.
+   */
+  lost: Map<string, string>;
+}
+
 export interface BackendSession {
   createRoot(name: string): Promise<BackendSandbox>;
   /**
@@ -72,16 +83,22 @@ export interface BackendSession {
    * (no file operation in flight); `parentBusy` says whether commands still run in it.
    */
   spawnChild(parent: BackendSandbox, name: string, opts: { parentBusy: boolean }): Promise<BackendSandbox>;
-  /** Called after sandboxes were destroyed: frees layers no live sandbox stacks on. */
-  collectGarbage(live: readonly BackendSandbox[]): Promise<void>;
+  /**
+   * Called after sandboxes were destroyed: frees shared storage (layers) that no sandbox of this
+   * backend session uses any more. The backend tracks its sandboxes itself, from the moment a
+   * create or spawn decides what they stack on until they are destroyed, so sandboxes still being
+   * created (not yet known to the caller or its registry) keep theirs.
+   */
+  collectGarbage(): Promise<void>;
   /**
    * Rebuilds the sandboxes an earlier process saved (parents first), before any is used. The
    * registry may lag the disk by one crash: storage of sandboxes it does not list is deleted,
    * and whatever else a crash interrupted is repaired or dropped. Processes and mounts are not
-   * restarted here; they come back on first use. Throws SandboxError 'not-found' when the saved
-   * state cannot be rebuilt (the session is damaged).
+   * restarted here; they come back on first use. A sandbox whose storage is damaged (which the
+   * backend's own crash-ordering never produces) is reported in `lost` and left out; the others
+   * still come back.
    */
-  restore(saved: readonly SavedSandbox[]): Promise<Map<string, BackendSandbox>>;
+  restore(saved: readonly SavedSandbox[]): Promise<RestoredSandboxes>;
 }
 
 export interface ProbeOutcome {

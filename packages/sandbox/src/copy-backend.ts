@@ -7,6 +7,7 @@ import type {
   CommandSpec,
   DiffSince,
   ProbeOutcome,
+  RestoredSandboxes,
   SandboxBackend,
   SavedSandbox,
   SessionContext,
@@ -14,7 +15,7 @@ import type {
 import { PLUMBING_CONFIG } from './base-snapshot.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
 import { hostGit, text, type GitRunner } from './git.js';
-import { damagedSession, removeUnlisted } from './registry.js';
+import { removeUnlisted } from './registry.js';
 
 /**
  * The portable backend: each sandbox is a full copy (a reflink clone where the filesystem can)
@@ -71,24 +72,26 @@ class CopySession implements BackendSession {
 
   /**
    * A copy is its directory plus the tree it was spawned on (an object in the session's store),
-   * so nothing needs repair: copies a crash left unlisted are deleted.
+   * so nothing needs repair: copies a crash left unlisted are deleted (the registry names a copy
+   * only once spawnChild has finished it). A copy damaged from outside is reported as lost.
    */
-  async restore(saved: readonly SavedSandbox[]): Promise<Map<string, BackendSandbox>> {
-    const out = new Map<string, BackendSandbox>();
+  async restore(saved: readonly SavedSandbox[]): Promise<RestoredSandboxes> {
+    const sandboxes = new Map<string, BackendSandbox>();
+    const lost = new Map<string, string>();
     for (const { name, state } of saved) {
       const spawnTree = (state as { spawnTree?: unknown } | undefined)?.spawnTree;
       const sb = new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name));
       if (typeof spawnTree !== 'string' || !/^[0-9a-f]{40,64}$/.test(spawnTree)) {
-        throw damagedSession(this.ctx.sessionId, `sandbox ${name} has no spawn tree`);
+        lost.set(name, 'its saved spawn tree is unreadable');
+      } else if (!(await pathExists(sb.treeDir)) || !(await pathExists(sb.diffIndex))) {
+        lost.set(name, 'its copy is missing');
+      } else {
+        sb.spawnTree = spawnTree;
+        sandboxes.set(name, sb);
       }
-      if (!(await pathExists(sb.treeDir)) || !(await pathExists(sb.diffIndex))) {
-        throw damagedSession(this.ctx.sessionId, `the copy of sandbox ${name} is missing`);
-      }
-      sb.spawnTree = spawnTree;
-      out.set(name, sb);
     }
-    await removeUnlisted(path.join(this.ctx.sessionDir, 'sandboxes'), new Set(saved.map((s) => s.name)));
-    return out;
+    await removeUnlisted(path.join(this.ctx.sessionDir, 'sandboxes'), new Set(sandboxes.keys()));
+    return { sandboxes, lost };
   }
 
   /**

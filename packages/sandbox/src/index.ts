@@ -2,6 +2,7 @@ export {
   SandboxSession,
   openSession,
   type CloseOptions,
+  type LostSandbox,
   type OpenSessionOptions,
   type SessionRecord,
 } from './session.js';

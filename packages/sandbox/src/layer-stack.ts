@@ -1,7 +1,6 @@
 import { mkdir, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { copyTree, removeTree } from './fs-util.js';
-import { damagedSession } from './registry.js';
 
 /** Bottom layers every sandbox of a session shares, relative to the session dir. */
 export const META_LAYER = 'meta';
@@ -60,12 +59,22 @@ export async function freezeUpper(
 
 /**
  * Freezes a copy of a mounted upper (reading an upper under a live mount is allowed, changing it
- * is not). Whatever commands write meanwhile may or may not make it into the copy.
+ * is not). Whatever commands write meanwhile may or may not make it into the copy. The copy is
+ * made under a temporary name and renamed into place complete, so a layer name never stands for
+ * a partial copy (a crash mid-copy leaves only the temporary, which nothing references).
  */
 export async function copyUpper(sessionDir: string, upperDir: string, layerId: string): Promise<string> {
   const name = `${LAYERS_DIR}/${layerId}`;
-  await mkdir(path.join(sessionDir, name), { recursive: true });
-  await copyTree(upperDir, path.join(sessionDir, name));
+  const tmp = path.join(sessionDir, LAYERS_DIR, `.${layerId}.partial`);
+  await removeTree(tmp);
+  await mkdir(tmp, { recursive: true });
+  try {
+    await copyTree(upperDir, tmp);
+    await rename(tmp, path.join(sessionDir, name));
+  } catch (err) {
+    await removeTree(tmp).catch(() => undefined);
+    throw err;
+  }
   return name;
 }
 
@@ -95,31 +104,47 @@ function parseStack(state: unknown): LayerStack | undefined {
   return { frozen: [...s.frozen], own: s.own };
 }
 
+/** What restoreStacks made of a registry's stacks. */
+export interface RestoredStacks {
+  stacks: Map<string, LayerStack>;
+  /** Sandboxes whose saved stack cannot be rebuilt (a layer is gone), by name, with the reason. */
+  lost: Map<string, string>;
+  /** The highest layer number on disk, so new names never collide with old ones. */
+  maxLayerNumber: number;
+}
+
 /**
  * The stacks saved in a session's registry, checked against the layers on disk. Freezing renames
  * an upper into a layer before the registry can record it, so after a crash a sandbox may own
  * layers newer than its saved stack: those are its latest frozen state and go back on top of it
  * (the children that would have stacked on them were never recorded). Other unreferenced layers
- * are left for dropUnusedLayers. `maxLayerNumber` keeps new names from colliding with old ones.
+ * are left for dropUnusedLayers. A sandbox whose stack names a missing layer (which the backend
+ * never lets happen, but storage can be damaged from outside) is reported in `lost` and left
+ * out; every other sandbox comes back, its children included when their own stacks are whole.
  */
-export async function restoreStacks(
-  sessionId: string,
-  sessionDir: string,
-  saved: ReadonlyArray<{ name: string; state: unknown }>,
-): Promise<{ stacks: Map<string, LayerStack>; maxLayerNumber: number }> {
-  const onDisk = await readdir(path.join(sessionDir, LAYERS_DIR)).catch(() => [] as string[]);
+export async function restoreStacks(saved: ReadonlyArray<{ name: string; state: unknown }>, sessionDir: string): Promise<RestoredStacks> {
+  const onDisk = (await readdir(path.join(sessionDir, LAYERS_DIR)).catch(() => [] as string[])).filter(
+    (n) => FROZEN_NAME.test(n) || COPY_NAME.test(n),
+  );
   const present = new Set(onDisk.map((n) => `${LAYERS_DIR}/${n}`));
   const number = (n: string): number => Number((FROZEN_NAME.exec(n)?.[2] ?? COPY_NAME.exec(n)?.[1]) ?? 0);
   const maxLayerNumber = Math.max(0, ...onDisk.map(number));
   const stacks = new Map<string, LayerStack>();
+  const lost = new Map<string, string>();
   for (const { name, state } of saved) {
     const stack = parseStack(state);
-    if (!stack) throw damagedSession(sessionId, `sandbox ${name} has no valid layer stack`);
+    if (!stack) {
+      lost.set(name, 'its saved layer stack is unreadable');
+      continue;
+    }
     const missing = stack.frozen.find((l) => !present.has(l));
-    if (missing) throw damagedSession(sessionId, `layer ${missing} of sandbox ${name} is missing`);
+    if (missing) {
+      lost.set(name, `its layer ${missing} is missing`);
+      continue;
+    }
     stacks.set(name, stack);
   }
-  const referenced = new Set([...stacks.values()].flatMap((s) => s.frozen));
+  const referenced = new Set(saved.flatMap(({ state }) => parseStack(state)?.frozen ?? []));
   for (const [name, stack] of stacks) {
     const newest = Math.max(0, ...stack.frozen.slice(0, stack.own).map((l) => number(path.basename(l))));
     const adopted = onDisk
@@ -128,5 +153,5 @@ export async function restoreStacks(
       .map((n) => `${LAYERS_DIR}/${n}`);
     if (adopted.length > 0) stacks.set(name, { frozen: [...adopted, ...stack.frozen], own: stack.own + adopted.length });
   }
-  return { stacks, maxLayerNumber };
+  return { stacks, lost, maxLayerNumber };
 }

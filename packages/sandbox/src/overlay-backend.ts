@@ -7,6 +7,7 @@ import type {
   BackendSession,
   CommandSpec,
   DiffSince,
+  RestoredSandboxes,
   SandboxBackend,
   SavedSandbox,
   SessionContext,
@@ -52,9 +53,16 @@ export const overlayUsernsBackend = overlayBackend('userns');
 export const overlayRootBackend = overlayBackend('root');
 
 class OverlaySession implements BackendSession {
-  /** Serialises layer renames against layer garbage collection. */
+  /** Serialises layer renames and copies against layer garbage collection. */
   private readonly layersLock = new RwLock();
   private layerCounter = 0;
+  /**
+   * Every sandbox whose storage exists, from the moment its stack is decided (under layersLock,
+   * before any caller knows of it) until it is destroyed: what garbage collection keeps layers
+   * for. The session's own list is not enough: a child being created is in neither it nor the
+   * registry yet, and a discard finishing meanwhile must not collect the layer it stacks on.
+   */
+  private readonly live = new Set<OverlaySandbox>();
 
   constructor(
     readonly ctx: SessionContext,
@@ -73,34 +81,39 @@ class OverlaySession implements BackendSession {
   }
 
   async createRoot(name: string): Promise<BackendSandbox> {
-    return this.newSandbox(name, EMPTY_STACK);
+    // No layers to protect: tracking it needs no lock.
+    return this.finishSandbox(this.track(name, EMPTY_STACK));
   }
 
   async spawnChild(parent: BackendSandbox, name: string, opts: { parentBusy: boolean }): Promise<BackendSandbox> {
     const p = parent as OverlaySandbox;
-    const stack = await this.layersLock.exclusive(async () => {
-      if ((await readdir(p.upperDir)).length === 0) return childStack(p.stack);
+    // The layer the child stacks on and the child's place in `live` are made in one critical
+    // section: garbage collection sees either neither or both.
+    const sb = await this.layersLock.exclusive(async () => {
+      if ((await readdir(p.upperDir)).length === 0) return this.track(name, childStack(p.stack));
       const n = ++this.layerCounter;
       if (opts.parentBusy) {
         // Freezing remounts the parent, which would kill its running commands. Copy its upper
         // instead (whiteouts and opaque xattrs included): O(its changes), and only the child
         // stacks on the copy.
-        return { frozen: [await copyUpper(this.ctx.sessionDir, p.upperDir, `c${n}`), ...p.stack.frozen], own: 0 };
+        const copy = await copyUpper(this.ctx.sessionDir, p.upperDir, `c${n}`);
+        return this.track(name, { frozen: [copy, ...p.stack.frozen], own: 0 });
       }
       // Named after its sandbox, so a restart can tell whose layer a crash left unrecorded.
       const layerId = `${p.name}.${n}`;
       await p.release();
       p.stack = await freezeUpper(this.ctx.sessionDir, p.upperDir, p.workDir, p.stack, layerId);
-      return childStack(p.stack);
+      return this.track(name, childStack(p.stack));
     });
-    return this.newSandbox(name, stack);
+    return this.finishSandbox(sb);
   }
 
-  async collectGarbage(live: readonly BackendSandbox[]): Promise<void> {
+  /** Frees the layers no sandbox of this session stacks on, counting those still being created. */
+  async collectGarbage(): Promise<void> {
     await this.layersLock.exclusive(() =>
       dropUnusedLayers(
         this.ctx.sessionDir,
-        live.map((s) => (s as OverlaySandbox).stack),
+        [...this.live].map((s) => s.stack),
       ),
     );
   }
@@ -109,28 +122,43 @@ class OverlaySession implements BackendSession {
    * Sandboxes come back with their saved stacks; a layer a crash froze before the registry
    * recorded it is put back on top of its sandbox (see restoreStacks). Holders start on first use.
    */
-  async restore(saved: readonly SavedSandbox[]): Promise<Map<string, BackendSandbox>> {
+  async restore(saved: readonly SavedSandbox[]): Promise<RestoredSandboxes> {
     return this.layersLock.exclusive(async () => {
-      const { stacks, maxLayerNumber } = await restoreStacks(this.ctx.sessionId, this.ctx.sessionDir, saved);
+      const { stacks, lost, maxLayerNumber } = await restoreStacks(saved, this.ctx.sessionDir);
       this.layerCounter = Math.max(this.layerCounter, maxLayerNumber);
-      const out = new Map<string, BackendSandbox>();
+      const sandboxes = new Map<string, BackendSandbox>();
       for (const [name, stack] of stacks) {
-        const sb = new OverlaySandbox(this.ctx, this.mode, name, stack);
+        const sb = this.track(name, stack);
         // A crash between freezing an upper and making its replacement leaves no upper.
         await this.makeDirs(sb);
-        out.set(name, sb);
+        sandboxes.set(name, sb);
       }
       await dropUnusedLayers(this.ctx.sessionDir, [...stacks.values()]);
       await removeUnlisted(path.join(this.ctx.sessionDir, 'sandboxes'), new Set(stacks.keys()));
-      return out;
+      return { sandboxes, lost };
     });
   }
 
-  private async newSandbox(name: string, stack: LayerStack): Promise<OverlaySandbox> {
-    const sb = new OverlaySandbox(this.ctx, this.mode, name, stack);
-    await this.makeDirs(sb);
-    await this.seedGitUpper(path.join(sb.dir, 'git', 'upper'));
+  /**
+   * A sandbox object, already in `live`. Call it in the critical section (under layersLock) that
+   * made the layers it stacks on, so garbage collection never sees those layers unclaimed.
+   */
+  private track(name: string, stack: LayerStack): OverlaySandbox {
+    const sb = new OverlaySandbox(this.ctx, this.mode, name, stack, (gone) => this.live.delete(gone));
+    this.live.add(sb);
     return sb;
+  }
+
+  /** Makes a tracked sandbox's directories; on failure it is destroyed (and untracked) again. */
+  private async finishSandbox(sb: OverlaySandbox): Promise<OverlaySandbox> {
+    try {
+      await this.makeDirs(sb);
+      await this.seedGitUpper(path.join(sb.dir, 'git', 'upper'));
+      return sb;
+    } catch (err) {
+      await sb.destroy().catch(() => undefined);
+      throw err;
+    }
   }
 
   private async makeDirs(sb: OverlaySandbox): Promise<void> {
@@ -171,6 +199,8 @@ class OverlaySandbox implements BackendSandbox {
     private readonly mode: OverlayMode,
     readonly name: string,
     public stack: LayerStack,
+    /** Tells the session this sandbox's storage is gone (its layers may be collected). */
+    private readonly onDestroyed: (sb: OverlaySandbox) => void,
   ) {
     this.rel = `sandboxes/${name}`;
     this.dir = path.join(ctx.sessionDir, this.rel);
@@ -254,6 +284,7 @@ class OverlaySandbox implements BackendSandbox {
   async destroy(): Promise<void> {
     await this.release();
     await removeTree(this.dir);
+    this.onDestroyed(this);
   }
 
   saveState(): unknown {

@@ -48,6 +48,14 @@ export interface CloseOptions {
 
 export type { SessionRecord } from './session-record.js';
 
+/** A sandbox a resume could not bring back, because its storage was damaged. */
+export interface LostSandbox {
+  /** The id it was created with. */
+  id: string;
+  /** What was wrong with its storage. */
+  reason: string;
+}
+
 // A crashed session's age counts from its owner's last sign of life.
 const HEARTBEAT_MS = 10 * 60_000;
 
@@ -67,6 +75,7 @@ export class SandboxSession {
   private registryDropped = false;
   private saving: Promise<void> = Promise.resolve();
   private readonly heartbeat: NodeJS.Timeout;
+  private lostOnResume: LostSandbox[] = [];
 
   private constructor(
     /** @internal Paths and identities shared with the backend. */
@@ -151,9 +160,11 @@ export class SandboxSession {
     try {
       const backendSession = await backend.open(ctx);
       const live = registry.sandboxes.filter((e) => !e.discarded);
-      const handles = await backendSession.restore(live.map((e) => ({ name: e.name, state: e.state })));
+      const { sandboxes: handles, lost } = await backendSession.restore(live.map((e) => ({ name: e.name, state: e.state })));
       const session = new SandboxSession(ctx, backend.name, backendSession, record);
       try {
+        // Only the damaged sandboxes are dropped (their children read them as discarded).
+        session.lostOnResume = live.filter((e) => lost.has(e.name)).map((e) => ({ id: e.id, reason: lost.get(e.name)! }));
         session.adopt(registry, handles);
         // The backend may have repaired what a crash interrupted; record the result.
         await session.persist();
@@ -194,6 +205,16 @@ export class SandboxSession {
 
   get snapshot(): Snapshot {
     return this.ctx.snapshot;
+  }
+
+  /**
+   * Sandboxes this session had but could not bring back when it was resumed, because their
+   * storage was damaged (by something outside this package: a crash of ours never leaves that).
+   * Every other sandbox came back; a lost one's children see it as a discarded parent. Empty for
+   * a fresh session and for any resume that found everything intact.
+   */
+  get lost(): readonly LostSandbox[] {
+    return this.lostOnResume;
   }
 
   /**
@@ -251,7 +272,7 @@ export class SandboxSession {
   }
 
   private async collectGarbage(): Promise<void> {
-    await this.backendSession.collectGarbage(this.list().map((s) => s.handle));
+    await this.backendSession.collectGarbage();
   }
 
   /**

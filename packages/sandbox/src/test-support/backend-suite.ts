@@ -1,5 +1,6 @@
 import { afterEach, describe } from 'vitest';
-import { openSession, type BackendName, type SandboxSession } from '../index.js';
+import { backendByName, openSession, type BackendName, type SandboxSession } from '../index.js';
+import { hookedBackend, type BackendHooks } from './hooked-backend.js';
 import { registerChangeTests } from './suite-changes.js';
 import { registerExecTests } from './suite-exec.js';
 import { registerIsolationTests } from './suite-isolation.js';
@@ -12,9 +13,9 @@ export interface SuiteContext {
   mountsAtRepoPath: boolean;
   /**
    * Opens a session on `repo` with this backend (in a fresh temp state dir unless given, or
-   * resuming `resume`); closed after the test.
+   * resuming `resume`), with `hooks` on the backend if given; closed after the test.
    */
-  open(repo: string, opts?: { stateDir?: string; resume?: string; collectStale?: boolean }): Promise<SandboxSession>;
+  open(repo: string, opts?: { stateDir?: string; resume?: string; collectStale?: boolean; hooks?: BackendHooks }): Promise<SandboxSession>;
 }
 
 /**
@@ -26,9 +27,9 @@ export function registerBackendSuite(backend: BackendName): void {
   const ctx: SuiteContext = {
     backend,
     mountsAtRepoPath: backend !== 'copy',
-    async open(repo, opts = {}) {
+    async open(repo, { hooks, ...opts } = {}) {
       const stateDir = opts.stateDir ?? (await tempDir('ic-state-'));
-      const session = await openSession({ ...opts, repo, stateDir, backend });
+      const session = await openSession({ ...opts, repo, stateDir, backend: hooks ? hookedBackend(backendByName(backend), hooks) : backend });
       sessions.push(session);
       return session;
     },

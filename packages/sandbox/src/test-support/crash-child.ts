@@ -1,12 +1,32 @@
 // Holds a session in a separate process and waits to be SIGKILLed by a test. Modes:
-//   busy  - a parent and a child with work and commands in flight (for the gc test);
-//   stack - the resume stack (stack.ts), its fingerprint written to argv[5] first.
+//   busy            - a parent and a child with work and commands in flight (for the gc test);
+//   stack           - the resume stack (stack.ts), its fingerprint written to argv[5] first;
+//   restack:<point> - the restack sequence (restack.ts), stopped for good at that point, in the
+//                     middle of whatever operation it falls in.
 // Prints `READY <session id>` once everything is in place.
 import { writeFile } from 'node:fs/promises';
-import { openSession, type BackendName } from '../index.js';
+import { backendByName, openSession, type BackendName, type SandboxSession } from '../index.js';
+import { hookedBackend } from './hooked-backend.js';
+import { restackScenario, type RestackPoint } from './restack.js';
 import { buildStack, fingerprint } from './stack.js';
 
 const [repo, stateDir, backend, mode, expectFile] = process.argv.slice(2) as [string, string, BackendName, string, string?];
+
+if (mode.startsWith('restack:')) {
+  const at = mode.slice('restack:'.length) as RestackPoint;
+  let session: SandboxSession | undefined;
+  const scenario = restackScenario(async (point) => {
+    if (point !== at) return;
+    process.stdout.write(`READY ${session!.id}\n`);
+    // Never resumes: whatever the sequence was doing stays half done until the SIGKILL.
+    setInterval(() => undefined, 60_000);
+    await new Promise<never>(() => undefined);
+  });
+  session = await openSession({ repo, stateDir, backend: hookedBackend(backendByName(backend), scenario.hooks), collectStale: false });
+  await scenario.run(session);
+  throw new Error(`the restack sequence never reached ${at}`);
+}
+
 const session = await openSession({ repo, stateDir, backend, collectStale: false });
 if (mode === 'stack') {
   await buildStack(session);

@@ -2,6 +2,7 @@ import { execa } from 'execa';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BackendName } from '../index.js';
+import type { RestackPoint } from './restack.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -13,7 +14,7 @@ export async function runAndKill(
   repo: string,
   stateDir: string,
   backend: BackendName,
-  mode: 'busy' | 'stack',
+  mode: 'busy' | 'stack' | `restack:${RestackPoint}`,
   expectFile = '',
 ): Promise<string> {
   const child = execa(process.execPath, ['--import', 'tsx', path.join(HERE, 'crash-child.ts'), repo, stateDir, backend, mode, expectFile], {

@@ -5,6 +5,7 @@ import { listSessions, type Sandbox, type SandboxSession } from '../index.js';
 import type { SuiteContext } from './backend-suite.js';
 import { runAndKill } from './crash.js';
 import { leftovers, makeRepo, tempDir, writeFiles } from './fixtures.js';
+import { expectedAfter, observe, RESTACK_POINTS, RESTACK_REPO, restackScenario, type RestackPoint } from './restack.js';
 import { buildStack, fingerprint, STACK_IDS, STACK_REPO, STACK_UNTRACKED, type SandboxPrint } from './stack.js';
 
 async function stackRepo(): Promise<string> {
@@ -63,6 +64,46 @@ async function expectResumed(
   expect(await readFile(path.join(repo, 'root-late.txt'), 'utf8')).toBe('written after child was spawned\n');
   await expect(readFile(path.join(repo, 'gone.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
   await expect(readFile(path.join(repo, 'root/new.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
+}
+
+/**
+ * After a crash at `point` of the restack sequence: exactly the recorded sandboxes, none lost,
+ * with their contents and diffs; no storage the registry does not name; and the restack works
+ * again on the resumed session.
+ */
+async function expectRestackResumed(session: SandboxSession, point: RestackPoint, stateDir: string, repo: string): Promise<void> {
+  expect(session.lost).toEqual([]);
+  // Before anything mounts again: what the crash left running is gone.
+  expect(await leftovers(stateDir, repo)).toEqual({ processes: [], mounts: [] });
+  const dir = session.ctx.sessionDir;
+  const registry = JSON.parse(await readFile(path.join(dir, 'sandboxes.json'), 'utf8')) as {
+    sandboxes: Array<{ name: string; state?: { frozen?: string[] } }>;
+  };
+  expect((await readdir(path.join(dir, 'sandboxes'))).sort()).toEqual(registry.sandboxes.map((e) => e.name).sort());
+  const referenced = new Set(registry.sandboxes.flatMap((e) => e.state?.frozen ?? []));
+  const layers = await readdir(path.join(dir, 'layers')).catch(() => [] as string[]);
+  expect(layers.map((l) => `layers/${l}`).sort()).toEqual([...referenced].sort());
+
+  expect(await observe(session)).toEqual(expectedAfter(point));
+
+  const root = session.get('root')!;
+  expect((await root.run('cat root.txt')).stdout).toBe('root\n');
+  const worker = session.get('worker');
+  if (worker) {
+    expect((await worker.run('cat worker.txt')).stdout).toBe('first worker\n');
+    expect(await worker.squashInto()).toMatchObject({ clean: true, conflicts: [] });
+    await worker.discard();
+  }
+  // The restack once more, on the resumed session: root busy, worker made again on a copy.
+  const busy = await root.exec('sleep 300');
+  const again = await session.create('worker', root);
+  expect(await again.readText('root.txt')).toBe('root\n');
+  expect((await again.diff()).isEmpty).toBe(true);
+  await again.writeFile('worker3.txt', 'third worker\n');
+  expect((await again.diff()).files.map((f) => f.path)).toEqual(['worker3.txt']);
+  expect(await root.exists('worker3.txt')).toBe(false);
+  busy.kill();
+  expect(await busy.done).toMatchObject({ cancelled: true });
 }
 
 export function registerResumeTests(s: SuiteContext): void {
@@ -138,4 +179,72 @@ export function registerResumeTests(s: SuiteContext): void {
     expect((await again.diff()).files.map((f) => f.path)).toEqual(['child.txt']);
     expect((await back.diff()).files.map((f) => f.path)).toEqual(['after.txt', 'before.txt']);
   });
+
+  it('a discard collecting layers while a child of a busy sandbox is being made keeps the layer that child stacks on', async () => {
+    const repo = await makeRepo(RESTACK_REPO);
+    const stateDir = await tempDir('ic-state-');
+    // No stops: the hooks only discard other while worker is made again (between backend and registry).
+    const scenario = restackScenario(async () => undefined);
+    const first = await s.open(repo, { stateDir, hooks: scenario.hooks });
+    const busy = await scenario.run(first);
+
+    expect(await observe(first)).toEqual(expectedAfter('recreated'));
+    expect((await first.get('worker')!.run('cat worker2.txt')).stdout).toBe('second worker\n');
+    await first.close({ keep: true });
+    expect(await busy.done).toMatchObject({ cancelled: true });
+
+    const second = await s.open(repo, { stateDir, resume: first.id });
+    await expectRestackResumed(second, 'recreated', stateDir, repo);
+  });
+
+  it('a sandbox whose storage was damaged from outside is dropped alone; every other one resumes', async () => {
+    const repo = await makeRepo(RESTACK_REPO);
+    const stateDir = await tempDir('ic-state-');
+    const first = await s.open(repo, { stateDir });
+    const root = await first.create('root');
+    await root.writeFile('root.txt', 'root\n');
+    await root.exec('sleep 300');
+    for (const id of ['a', 'b']) {
+      const sb = await first.create(id, root);
+      await sb.writeFile(`${id}-work.txt`, `${id}\n`);
+    }
+    await first.close({ keep: true });
+    const dir = first.ctx.sessionDir;
+    const registry = JSON.parse(await readFile(path.join(dir, 'sandboxes.json'), 'utf8')) as {
+      sandboxes: Array<{ id: string; name: string; state: { frozen?: string[] } }>;
+    };
+    const a = registry.sandboxes.find((e) => e.id === 'a')!;
+    // What a stacks on alone: the copy of root's busy layer, or the copy that is the sandbox.
+    await rm(s.backend === 'copy' ? path.join(dir, 'sandboxes', a.name, 'tree') : path.join(dir, a.state.frozen![0]!), { recursive: true });
+
+    const second = await s.open(repo, { stateDir, resume: first.id });
+
+    expect(second.lost).toEqual([{ id: 'a', reason: expect.stringMatching(/missing/) }]);
+    expect(second.list().map((sb) => sb.id)).toEqual(['root', 'b']);
+    const b = second.get('b')!;
+    expect(await b.readText('root.txt')).toBe('root\n');
+    expect((await b.diff()).files.map((f) => f.path)).toEqual(['b-work.txt']);
+    expect(await readdir(path.join(dir, 'sandboxes'))).toHaveLength(2);
+    // The thread starts over in a new sandbox; the next resume has nothing to drop.
+    const again = await second.create('a', second.get('root')!);
+    expect(await again.readText('root.txt')).toBe('root\n');
+    expect(await again.exists('a-work.txt')).toBe(false);
+    await second.close({ keep: true });
+    const third = await s.open(repo, { stateDir, resume: first.id });
+    expect(third.lost).toEqual([]);
+    expect(third.list().map((sb) => sb.id)).toEqual(['root', 'b', 'a']);
+  });
+
+  for (const point of RESTACK_POINTS) {
+    it(`a SIGKILL while a busy sandbox's child is discarded and made again (at "${point}") resumes every recorded sandbox`, async () => {
+      const repo = await makeRepo(RESTACK_REPO);
+      const stateDir = await tempDir('ic-state-crash-');
+      const id = await runAndKill(repo, stateDir, s.backend, `restack:${point}`);
+
+      const session = await s.open(repo, { stateDir, resume: id, collectStale: false });
+
+      expect(session.id).toBe(id);
+      await expectRestackResumed(session, point, stateDir, repo);
+    });
+  }
 }

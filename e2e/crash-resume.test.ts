@@ -1,0 +1,124 @@
+// Issue 7, scenario 1: a headless multi-thread task (a root and two children editing files, a
+// background command) SIGKILLed at seeded points, each followed by `-c --yes` until done. Every
+// run must end with the tree of an uninterrupted run, every command executed at most once per
+// call, no process left behind, and nothing left after gc.
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { gc } from '@infinity-code/sandbox';
+import type { ScriptedReply } from '@infinity-code/runtime';
+import { startFakeMessagesApi, type FakeMessagesApi } from '@infinity-code/runtime/testing';
+import { demoBrain, DEMO_FILES, DEMO_TASK } from 'infinity-code/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asFake, cleanupTemps, gitRepo, runCli, startCli, tempDir } from './support/cli.js';
+
+const POINTS = Number(process.env.IC_CRASH_POINTS ?? 6);
+const SEED = Number(process.env.IC_CRASH_SEED ?? 7);
+
+/** The demo's decisions, with each command logging its own call id before it runs. */
+function brain(body: { system?: unknown; messages?: unknown[] }) {
+  const messages = (body.messages ?? []) as never[];
+  const reply: ScriptedReply = demoBrain({ system: body.system, messages });
+  const fake = asFake(reply);
+  if (reply.toolCall?.name === 'execute_command') {
+    // Deterministic per position in the history: a re-issued call after a crash has the same id.
+    const id = `toolu_cmd_${messages.length}`;
+    fake.toolUse = { id, name: 'execute_command', input: { command: `echo ${id} >> "$IC_LOG" && node test.js` } };
+  }
+  return fake;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir)) {
+    if (name === '.git' || name === '.infinity') continue;
+    out[name] = readFileSync(join(dir, name), 'utf8');
+  }
+  return out;
+}
+
+function processesMentioning(path: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const state = /State:\s+(\w)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+      if (cmd.includes(path) && state !== 'Z') found.push(`${pid}: ${cmd}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+let api: FakeMessagesApi;
+beforeAll(async () => {
+  api = await startFakeMessagesApi({ brain });
+});
+afterAll(async () => {
+  await api.close();
+  cleanupTemps();
+});
+
+describe('crash and resume of the built CLI', () => {
+  it(`SIGKILLed at ${POINTS} seeded points, -c --yes always reaches the uninterrupted result`, async () => {
+    const env = (log: string) => ({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url, DEMO_TEST_STEPS: '2', IC_LOG: log });
+    const config = { commandTimeoutMs: 800 };
+
+    // The uninterrupted run: the reference tree and how many events a whole run prints.
+    const baseRepo = gitRepo(DEMO_FILES, config);
+    const baseLog = join(tempDir(), 'log');
+    const base = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: baseRepo, env: env(baseLog) });
+    expect(base.code, base.stderr).toBe(0);
+    const expected = tree(baseRepo);
+    const total = base.stdout.trim().split('\n').length;
+    expect(expected['farewell.js']).toBeDefined();
+
+    const random = mulberry32(SEED);
+    for (let p = 0; p < POINTS; p++) {
+      const killAfter = 2 + Math.floor(random() * (total - 3));
+      const repo = gitRepo(DEMO_FILES, config);
+      const home = tempDir();
+      const log = join(home, 'commands.log');
+      let killed = false;
+      const first = startCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], {
+        cwd: repo,
+        home,
+        env: env(log),
+        onStdout: (all) => {
+          if (!killed && all.split('\n').length > killAfter) {
+            killed = true;
+            first.kill('SIGKILL');
+          }
+        },
+      });
+      const r1 = await first.done;
+      expect(r1.signal === 'SIGKILL' || r1.code === 0, `point ${p}: ${r1.stderr}`).toBe(true);
+      let code = r1.code;
+      for (let attempt = 0; code !== 0 && attempt < 3; attempt++) {
+        const r = await runCli(['-c', '--yes', '-p', 'Continue where you left off.'], { cwd: repo, home, env: env(log) });
+        code = r.code;
+        if (process.env.IC_DEBUG) console.log(`--- point ${p} resume ${attempt}\n${r.stderr}`);
+        expect([0], `point ${p} (killed after ${killAfter} events), resume ${attempt}: ${r.stderr}`).toContain(r.code);
+      }
+      expect(tree(repo), `point ${p} (killed after ${killAfter} events)`).toEqual(expected);
+      const ids = existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : [];
+      expect(new Set(ids).size, `commands run twice at point ${p}: ${ids.join(' ')}`).toBe(ids.length);
+
+      const stateDir = join(home, '.local', 'state', 'infinity-code');
+      expect(processesMentioning(stateDir)).toEqual([]);
+      await gc({ stateDir, all: true });
+      const sessionsDir = join(stateDir, 'sessions');
+      expect(existsSync(sessionsDir) ? readdirSync(sessionsDir) : []).toEqual([]);
+    }
+  });
+});
