@@ -10,9 +10,11 @@ import { startFakeMessagesApi, type FakeMessagesApi } from '@infinity-code/runti
 import { demoBrain, DEMO_FILES, DEMO_TASK } from 'infinity-code/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asFake, cleanupTemps, gitRepo, runCli, startCli, tempDir } from './support/cli.js';
+import { processesMatching } from './support/procs.js';
+import { seeded, testSeed } from './support/seeded.js';
 
 const POINTS = Number(process.env.IC_CRASH_POINTS ?? 6);
-const SEED = Number(process.env.IC_CRASH_SEED ?? 7);
+const SEED = testSeed(7);
 
 /** The demo's decisions, with each command logging its own call id before it runs. */
 function brain(body: { system?: unknown; messages?: unknown[] }) {
@@ -27,16 +29,6 @@ function brain(body: { system?: unknown; messages?: unknown[] }) {
   return fake;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function tree(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of readdirSync(dir)) {
@@ -44,20 +36,6 @@ function tree(dir: string): Record<string, string> {
     out[name] = readFileSync(join(dir, name), 'utf8');
   }
   return out;
-}
-
-function processesMentioning(path: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      const state = /State:\s+(\w)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-      if (cmd.includes(path) && state !== 'Z') found.push(`${pid}: ${cmd}`);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
 }
 
 let api: FakeMessagesApi;
@@ -83,9 +61,9 @@ describe('crash and resume of the built CLI', () => {
     const total = base.stdout.trim().split('\n').length;
     expect(expected['farewell.js']).toBeDefined();
 
-    const random = mulberry32(SEED);
+    const random = seeded(SEED);
     for (let p = 0; p < POINTS; p++) {
-      const killAfter = 2 + Math.floor(random() * (total - 3));
+      const killAfter = 2 + random.int(total - 3);
       const repo = gitRepo(DEMO_FILES, config);
       const home = tempDir();
       const log = join(home, 'commands.log');
@@ -107,7 +85,6 @@ describe('crash and resume of the built CLI', () => {
       for (let attempt = 0; code !== 0 && attempt < 3; attempt++) {
         const r = await runCli(['-c', '--yes', '-p', 'Continue where you left off.'], { cwd: repo, home, env: env(log) });
         code = r.code;
-        if (process.env.IC_DEBUG) console.log(`--- point ${p} resume ${attempt}\n${r.stderr}`);
         expect([0], `point ${p} (killed after ${killAfter} events), resume ${attempt}: ${r.stderr}`).toContain(r.code);
       }
       expect(tree(repo), `point ${p} (killed after ${killAfter} events)`).toEqual(expected);
@@ -115,7 +92,7 @@ describe('crash and resume of the built CLI', () => {
       expect(new Set(ids).size, `commands run twice at point ${p}: ${ids.join(' ')}`).toBe(ids.length);
 
       const stateDir = join(home, '.local', 'state', 'infinity-code');
-      expect(processesMentioning(stateDir)).toEqual([]);
+      expect(processesMatching(stateDir)).toEqual([]);
       await gc({ stateDir, all: true });
       const sessionsDir = join(stateDir, 'sessions');
       expect(existsSync(sessionsDir) ? readdirSync(sessionsDir) : []).toEqual([]);

@@ -31,7 +31,7 @@ function entryType(st: { isFile(): boolean; isDirectory(): boolean; isSymbolicLi
 /**
  * File operations on a sandbox's merged view. Symlinks are resolved here, component by
  * component, as if the view were mounted at the repository path: the host path we go through
- * (`/proc/<pid>/root/...` or a copy) would otherwise send absolute links to the user's real files.
+ * (the holder's proc root link, or a copy) would otherwise send absolute links to the user's real files.
  */
 export class ViewFs {
   constructor(
