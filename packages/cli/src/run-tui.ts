@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ModelProvider } from '@infinity-code/runtime';
+import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
 import { loadConfig, type Config } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { requireGitRoot } from './project.js';
@@ -44,7 +44,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
   const done = runTui(
     deferredController(opening.then((s) => s.controller)),
     { model, contextWindow: config.contextWindow, backend: '…', sessionId: session.id },
-    { ready: opening.then((s) => ({ backend: s.backend })) },
+    { ready: opening.then((s) => ({ backend: s.backend, history: s.history })) },
   );
   // Open the session only once the first frame is out.
   setImmediate(start);
@@ -79,7 +79,9 @@ interface OpenArgs {
   flags: InteractiveOptions['flags'];
 }
 
-async function openController(a: OpenArgs): Promise<{ controller: TuiController; backend: string }> {
+async function openController(
+  a: OpenArgs,
+): Promise<{ controller: TuiController; backend: string; history: readonly HistoryMessage[] }> {
   const [{ AgentSession }, review, { toReviewDiff }, tui] = await Promise.all([
     import('./agent-session.js'),
     import('./review.js'),
@@ -140,5 +142,7 @@ async function openController(a: OpenArgs): Promise<{ controller: TuiController;
       quit: () => agent.close({ keep: true }),
     },
   });
-  return { controller, backend: agent.backend };
+  // A continued session shows its earlier transcript.
+  const history = (await agent.store.loadThread(a.session.id))?.history ?? [];
+  return { controller, backend: agent.backend, history };
 }

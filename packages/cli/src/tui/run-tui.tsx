@@ -1,3 +1,4 @@
+import type { HistoryMessage } from '@infinity-code/runtime';
 import { render } from 'ink';
 import { App } from './app.js';
 import type { TuiController, TuiInfo } from './controller.js';
@@ -15,7 +16,7 @@ export interface RunTuiOptions {
    * The session opening in the background: the first frame is drawn at once, the backend shown
    * when it is known, and a failure to open reported in the transcript.
    */
-  ready?: Promise<{ backend: string }>;
+  ready?: Promise<{ backend: string; history?: readonly HistoryMessage[] }>;
 }
 
 /**
@@ -25,7 +26,10 @@ export interface RunTuiOptions {
 export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<void> {
   const store = createUiStore(controller, info);
   opts.ready?.then(
-    ({ backend }) => store.dispatch({ type: 'ui:backend', backend }),
+    ({ backend, history }) => {
+      if (history && history.length > 0) store.dispatch({ type: 'ui:history', messages: history });
+      store.dispatch({ type: 'ui:backend', backend });
+    },
     (err: unknown) =>
       store.dispatch({
         type: 'ui:notice',

@@ -1,4 +1,5 @@
-import type { RuntimeEvent } from '@infinity-code/runtime';
+import type { HistoryMessage, RuntimeEvent } from '@infinity-code/runtime';
+import { replayHistory } from './history-items.js';
 import { reduceRuntime } from './state-runtime.js';
 import type { ReviewRequest } from './controller.js';
 import { shortId } from './format.js';
@@ -17,6 +18,8 @@ export type UiAction =
   | { type: 'ui:model'; model: string; contextWindow?: number }
   /** The session finished opening in the background (the first frame doesn't wait for it). */
   | { type: 'ui:backend'; backend: string }
+  /** A resumed session's earlier transcript (the root's stored history). */
+  | { type: 'ui:history'; messages: readonly HistoryMessage[] }
   /** A diff to review (a child's report waits for it, or `/diff`); the title defaults from the thread. */
   | { type: 'ui:review-open'; review: ReviewRequest & { title?: string } }
   /** A review was decided (or failed); it leaves the queue. */
@@ -66,6 +69,8 @@ function reduceUi(s: UiState, a: UiAction): UiState {
         'info',
         `New session ${a.sessionId}.`,
       );
+    case 'ui:history':
+      return replayHistory(s, a.messages);
     case 'ui:backend':
       return { ...s, status: { ...s.status, backend: a.backend } };
     case 'ui:model':
