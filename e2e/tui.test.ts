@@ -78,6 +78,15 @@ describe('the TUI in a real terminal', () => {
       expect(bodyText(next!.body)).toMatch(/Rejected[^"]*sizes\.txt/);
       // Nothing reached the working tree: that takes /diff.
       expect(readFileSync(join(repo, 'colors.txt'), 'utf8')).toBe('colour one\n');
+
+      // /model switches the model for the next completion.
+      screen.type('/model claude-other-model');
+      screen.press('Enter');
+      await screen.waitFor(/claude-other-model ·/);
+      screen.type('one more thing');
+      screen.press('Enter');
+      await screen.waitFor(/one more thing[\s\S]*Noted: keep the old spelling\.[\s\S]*claude-other-model/);
+      expect(api.requests.at(-1)!.body.model).toBe('claude-other-model');
     } finally {
       screen.press('C-c');
       screen.press('C-c');

@@ -68,7 +68,7 @@ export class AgentSession {
     readonly sandboxSession: SandboxSession,
     readonly sandboxes: SandboxMap,
     readonly rootId: string,
-    readonly model: string,
+    private readonly modelRef: { current: string },
     private readonly abortTools: AbortController,
   ) {}
 
@@ -89,6 +89,7 @@ export class AgentSession {
     }
     const sandboxes = new SandboxMap(sandboxSession, store);
     const abortTools = new AbortController();
+    const modelRef = { current: o.model };
     const tools = codingTools({
       sandboxFor: (threadId) => sandboxes.sandboxFor(threadId),
       repoRoot: o.projectRoot,
@@ -100,17 +101,27 @@ export class AgentSession {
       store,
       provider: o.provider,
       tools: [...tools.tools, ...(o.extraTools ?? [])],
-      model: o.model,
+      // Read per round: a model switch applies from the next completion of every thread.
+      model: () => modelRef.current,
       systemPrompt: basePrompt(o.projectRoot),
       contextWindow: o.config.contextWindow,
       ...(o.retry ? { retry: o.retry } : {}),
       reviewReport: o.reviewer(sandboxes),
       ...(o.limits ? { limits: o.limits } : {}),
     });
-    const session = new AgentSession(system, store, sandboxSession, sandboxes, o.rootId, o.model, abortTools);
+    const session = new AgentSession(system, store, sandboxSession, sandboxes, o.rootId, modelRef, abortTools);
     system.subscribe((e) => session.onEvent(e));
     await system.start();
     return session;
+  }
+
+  get model(): string {
+    return this.modelRef.current;
+  }
+
+  /** Switch models for every thread's next completion (`/model`). */
+  setModel(id: string): void {
+    this.modelRef.current = id;
   }
 
   get backend(): string {

@@ -131,8 +131,9 @@ async function openController(
       async listSessions() {
         return a.registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }));
       },
-      async setModel() {
-        throw new Error('Switching models inside a session is not supported yet; restart with --model <id>.');
+      async setModel(id) {
+        agent.setModel(id);
+        return { contextWindow: a.config.contextWindow };
       },
       async newSession() {
         const s = a.registry.create('interactive session');
