@@ -72,14 +72,11 @@ const call = (name: string, input: Record<string, unknown>, text?: string): Fake
 
 describe('hostile commands', () => {
   // Overlay backends can't mount a repository whose path holds ',' or ':', so such a repository
-  // gets the copy backend: the same guarantees must hold there.
-  // FINDING (packages/sandbox, copy backend): commands run in a process group and nothing more, so
-  // a daemon that leaves the group (setsid) survives its command, cancels and the session
-  // (reparented to init). Fix: run copy-backend commands in a pid namespace of their own when
-  // the kernel allows it (`unshare --user --map-current-user --pid --fork --kill-child`, no mounts
-  // needed), else tag each command's environment and sweep /proc for the tag when it ends.
+  // gets the copy backend: the same guarantees must hold there (its commands run in a pid
+  // namespace of their own where the kernel allows it, else they are tagged and swept).
   it.each([
     ['the default backend', () => gitRepo(FILES, { commandTimeoutMs: 1000 })],
+    ['the copy backend (a repository path with a comma)', () => repoAt(join(tempDir(), 'with,comma'), FILES, { commandTimeoutMs: 1000 })],
   ])(`%s: daemons, SIGTERM-proof commands, writes to the real repo path and the key in the environment are all contained (seed ${SEED})`, async (_backend, makeRepo) => {
     const repo = makeRepo();
     const before = treeFingerprint(repo);
@@ -207,5 +204,45 @@ describe('hostile commands', () => {
     expect(left, 'processes that outlived Ctrl+C').toEqual([]);
     // Interrupted: nothing applied, even with --yes.
     expect(treeFingerprint(repo)).toEqual(before);
+  });
+
+  // Once a regression: the commit's blobs lived only in the sandbox's private .git overlay, which
+  // in-namespace git reached as the alternate <repo>/.git/objects, so they never reached the
+  // session's object store and the end-of-session diff failed ("bad object").
+  it('a command that commits inside the sandbox (to the real repo path): the session still ends with its patch', async () => {
+    const repo = gitRepo(FILES, { commandTimeoutMs: 1000 });
+    const before = treeFingerprint(repo);
+    const { r, results, left, result } = await runCommands(repo, [
+      `echo committed > ${repo}/a.txt && git -C ${repo} -c user.email=e@e -c user.name=e commit -qam evil && git -C ${repo} log --oneline | head -1`,
+    ]);
+    expect(results[0]).toMatch(/evil\n\[exit code: 0\]|names .*the user's own repository/);
+    expect(r.stderr).not.toMatch(STACK_TRACE);
+    expect(result, r.stderr).toMatchObject({ type: 'result', answer: 'Done.', diff_applied: false });
+    expect([0, 4]).toContain(r.code);
+    expect(treeFingerprint(repo)).toEqual(before);
+    expect(left).toEqual([]);
+  });
+
+  // Commands get a /proc of their own (their pid namespace's), so no other process's environment,
+  // and the sandbox's holders don't carry the key. The copy backend's fallback without pid
+  // namespaces can only clean the environment.
+  it('a command hunting /proc for ANTHROPIC_API_KEY finds nothing', async () => {
+    const repo = gitRepo(FILES, { commandTimeoutMs: 1000 });
+    const key = `sk-ant-e2e-${randomBytes(12).toString('hex')}`;
+    const { api, results, backend, left } = await runCommands(
+      repo,
+      [
+        "grep -a -h -o 'sk-ant-e2e[[:alnum:]-]*' /proc/[0-9]*/environ /proc/[0-9]*/task/[0-9]*/environ 2>/dev/null | sort -u | sed 's/^/found: /'; " +
+          'ls /proc | grep -c "^[0-9]" | sed "s/^/visible processes: /"; echo HUNT-DONE',
+      ],
+      { ANTHROPIC_API_KEY: key },
+    );
+    console.log(`key-hunt backend=${backend}: ${results[0]?.split('\n').filter((l) => l.startsWith('visible')).join('')}`);
+    expect(results[0]).toContain('HUNT-DONE');
+    if (backend !== 'copy') {
+      expect(results[0]).not.toContain(key);
+      expect(JSON.stringify(api.requests.map((q) => q.body))).not.toContain(key);
+    }
+    expect(left).toEqual([]);
   });
 });

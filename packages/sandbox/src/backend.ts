@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Snapshot } from './base-snapshot.js';
+import type { Containment } from './exec.js';
 import type { GitRunner } from './git.js';
 import type { RepoInfo } from './repo.js';
 
@@ -27,6 +28,12 @@ export interface SessionContext {
 
 export type DiffSince = 'spawn' | 'snapshot';
 
+/** A started command, and how it is contained beyond its process group (see Containment). */
+export interface SpawnedCommand extends Containment {
+  /** Leader of a new process group. */
+  child: ChildProcess;
+}
+
 export interface CommandSpec {
   command: string;
   /** Repo-relative working directory. */
@@ -45,7 +52,7 @@ export interface BackendSandbox {
   /** git with the merged view reachable at `commandRoot` (inside the namespace on overlay). */
   git(): Promise<GitRunner>;
   /** Starts a shell command in the merged view, as leader of a new process group. */
-  spawn(spec: CommandSpec): Promise<ChildProcess>;
+  spawn(spec: CommandSpec): Promise<SpawnedCommand>;
   /** Trees before and after this sandbox's own changes (or all changes since the snapshot). */
   changeTrees(since: DiffSince): Promise<{ from: string; to: string }>;
   /** Releases processes (e.g. a namespace holder) but keeps storage. Safe to call repeatedly. */

@@ -1,4 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type SpawnOptions } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type {
@@ -11,36 +13,111 @@ import type {
   SandboxBackend,
   SavedSandbox,
   SessionContext,
+  SpawnedCommand,
 } from './backend.js';
 import { PLUMBING_CONFIG } from './base-snapshot.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
 import { hostGit, text, type GitRunner } from './git.js';
+import { killProcessesWithEnv } from './proc.js';
 import { removeUnlisted } from './registry.js';
+import { inheritedEnv } from './secret-env.js';
+
+/** How copy-backend commands are contained beyond their process group. */
+export type CommandContainment = 'pid-namespace' | 'env-marker';
+
+export interface CopyBackendOptions {
+  /**
+   * 'auto' (default): a pid namespace of its own per command where the kernel allows it, else
+   * the environment marker. 'env-marker' forces the fallback (tests, diagnosis).
+   */
+  containment?: 'auto' | 'env-marker';
+}
+
+/**
+ * argv prefix that runs a command as init of a new pid namespace with a /proc of its own: when
+ * it exits, is cancelled, or this process dies (pdeathsig), the kernel kills everything it
+ * started, daemons that left its process group included, and it sees no other process (so no
+ * other process's environment). Unprivileged, a user namespace (same uid, no capabilities left
+ * after exec) provides the pid namespace; as root, CAP_SYS_ADMIN is dropped so the command
+ * cannot unmount its /proc to reach the host's.
+ */
+function pidNamespacePrefix(): string[] {
+  const root = process.getuid?.() === 0;
+  return [
+    'setpriv',
+    '--pdeathsig',
+    'KILL',
+    '--',
+    'unshare',
+    ...(root ? [] : ['--user', '--map-current-user']),
+    '--pid',
+    '--fork',
+    '--kill-child',
+    '--mount-proc',
+    '--',
+    ...(root ? ['setpriv', '--inh-caps=-sys_admin', '--bounding-set=-sys_admin', '--'] : []),
+  ];
+}
+
+let pidNamespaceProbe: Promise<boolean> | undefined;
+
+/** Whether pidNamespacePrefix() works here; asked once per process. */
+function pidNamespacesWork(): Promise<boolean> {
+  if (process.platform !== 'linux') return Promise.resolve(false);
+  pidNamespaceProbe ??= (async () => {
+    const [file, ...args] = pidNamespacePrefix();
+    const child = spawn(file!, [...args, '/bin/sh', '-c', 'test "$$" = 1'], { stdio: 'ignore', env: inheritedEnv() });
+    try {
+      const [code] = (await once(child, 'exit')) as [number | null];
+      return code === 0;
+    } catch {
+      return false; // setpriv or unshare missing
+    }
+  })();
+  return pidNamespaceProbe;
+}
+
+/** The variable that tags a command's processes when no pid namespace is available. */
+const MARKER_VAR = 'INFINITY_SANDBOX_COMMAND';
 
 /**
  * The portable backend: each sandbox is a full copy (a reflink clone where the filesystem can)
  * of its parent's tree at spawn, with a private `.git`. O(repository) to create, but it needs no
  * kernel features, so it works on macOS and in containers without user namespaces.
  */
-export const copyBackend: SandboxBackend = {
-  name: 'copy',
-  mountsAtRepoPath: false,
-  async probe(): Promise<ProbeOutcome> {
-    return { ok: true, detail: 'always available (plain copy, reflink clone where supported)' };
-  },
-  async open(ctx) {
-    return new CopySession(ctx);
-  },
-};
+export function makeCopyBackend(opts: CopyBackendOptions = {}): SandboxBackend {
+  const containment = async (): Promise<CommandContainment> =>
+    opts.containment !== 'env-marker' && (await pidNamespacesWork()) ? 'pid-namespace' : 'env-marker';
+  return {
+    name: 'copy',
+    mountsAtRepoPath: false,
+    async probe(): Promise<ProbeOutcome> {
+      const how = (await containment()) === 'pid-namespace' ? 'a pid namespace per command' : 'process groups and an environment marker';
+      return { ok: true, detail: `always available (plain copy, reflink clone where supported; commands contained by ${how})` };
+    },
+    async open(ctx) {
+      return new CopySession(ctx, await containment());
+    },
+  };
+}
+
+export const copyBackend: SandboxBackend = makeCopyBackend();
 
 // Copies get new inode numbers and ctimes; without this every diff would re-hash every file.
 const STAT_CONFIG = ['-c', 'core.checkStat=minimal', '-c', 'core.trustctime=false'];
 
 class CopySession implements BackendSession {
-  constructor(private readonly ctx: SessionContext) {}
+  constructor(
+    private readonly ctx: SessionContext,
+    private readonly containment: CommandContainment,
+  ) {}
+
+  private sandbox(name: string): CopySandbox {
+    return new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name), this.containment);
+  }
 
   async createRoot(name: string): Promise<BackendSandbox> {
-    const sb = new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name));
+    const sb = this.sandbox(name);
     await mkdir(sb.treeDir, { recursive: true });
     await copyTree(this.ctx.baseDir, sb.treeDir);
     for (const heavy of this.ctx.heavyDirs) {
@@ -58,7 +135,7 @@ class CopySession implements BackendSession {
 
   async spawnChild(parent: BackendSandbox, name: string): Promise<BackendSandbox> {
     const p = parent as CopySandbox;
-    const sb = new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name));
+    const sb = this.sandbox(name);
     await mkdir(sb.treeDir, { recursive: true });
     await copyTree(p.treeDir, sb.treeDir);
     await copyFile(p.diffIndex, sb.diffIndex);
@@ -80,7 +157,7 @@ class CopySession implements BackendSession {
     const lost = new Map<string, string>();
     for (const { name, state } of saved) {
       const spawnTree = (state as { spawnTree?: unknown } | undefined)?.spawnTree;
-      const sb = new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name));
+      const sb = this.sandbox(name);
       if (typeof spawnTree !== 'string' || !/^[0-9a-f]{40,64}$/.test(spawnTree)) {
         lost.set(name, 'its saved spawn tree is unreadable');
       } else if (!(await pathExists(sb.treeDir)) || !(await pathExists(sb.diffIndex))) {
@@ -142,6 +219,7 @@ class CopySandbox implements BackendSandbox {
   constructor(
     private readonly ctx: SessionContext,
     readonly dir: string,
+    private readonly containment: CommandContainment,
   ) {
     this.treeDir = path.join(dir, 'tree');
     this.diffIndex = path.join(dir, 'diff.index');
@@ -159,13 +237,24 @@ class CopySandbox implements BackendSandbox {
     return hostGit;
   }
 
-  async spawn(spec: CommandSpec): Promise<ChildProcess> {
-    return spawn('/bin/sh', ['-c', spec.command], {
-      cwd: path.join(this.treeDir, spec.cwd),
-      env: spec.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  /**
+   * In a pid namespace of its own where possible (see pidNamespacePrefix). Otherwise the command's
+   * environment carries a unique marker, and whatever still carries it when the command ends or
+   * is cancelled is killed: that catches daemons that left the process group (setsid), unless
+   * they also cleared their environment.
+   */
+  async spawn(spec: CommandSpec): Promise<SpawnedCommand> {
+    const opts: SpawnOptions = { cwd: path.join(this.treeDir, spec.cwd), detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
+    if (this.containment === 'pid-namespace') {
+      const [file, ...args] = pidNamespacePrefix();
+      return { child: spawn(file!, [...args, '/bin/sh', '-c', spec.command], { ...opts, env: spec.env }), namespaceInit: true };
+    }
+    const id = randomUUID();
+    const env = { ...spec.env, [MARKER_VAR]: id };
+    return {
+      child: spawn('/bin/sh', ['-c', spec.command], { ...opts, env }),
+      reap: () => killProcessesWithEnv(`${MARKER_VAR}=${id}`),
+    };
   }
 
   /** Tree of the copy as it is now; the private diff index keeps this O(changed files) to hash. */

@@ -1,9 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { SandboxError } from './errors.js';
+import { inheritedEnv } from './secret-env.js';
 
 export interface ExecOptions {
-  /** Variables added to (or, when undefined, removed from) the inherited environment. */
+  /**
+   * Variables added to (or, when undefined, removed from) the inherited environment. The
+   * inherited environment never carries ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; set them here
+   * explicitly if a command really needs them.
+   */
   env?: Readonly<Record<string, string | undefined>>;
   /** Aborting kills the command's whole process group. */
   signal?: AbortSignal;
@@ -30,8 +36,7 @@ export interface ExecProcess {
 }
 
 export function mergeEnv(extra: ExecOptions['env']): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  const env = inheritedEnv();
   for (const [k, v] of Object.entries(extra ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
@@ -47,8 +52,68 @@ function killGroup(pid: number): void {
   }
 }
 
-/** Wraps a child started as a process-group leader: cancellation kills everything it started. */
-export function watchProcess(child: ChildProcess, signal: AbortSignal | undefined, onSettled: () => void): ExecProcess {
+/** The only child of `pid` (Linux), if it has exactly one. */
+function onlyChild(pid: number): number | undefined {
+  try {
+    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    return kids.length === 1 ? Number(kids[0]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** State letter and start time of `pid`, or undefined once it is gone. */
+function statOf(pid: number): { state: string; start: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0]!, start: fields[19]! };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Resolves once the init `pid` (started at `start`) is a zombie or gone. The kernel turns a pid
+ * namespace's init into a zombie only after every other process in the namespace has exited, so
+ * then nothing of the command is left. There is no event for it (no pidfd in Node), so this
+ * polls; it takes milliseconds, and gives up after `limitMs` (the kill is underway regardless).
+ */
+async function namespaceEmptied(pid: number, start: string, limitMs = 5000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const st = statOf(pid);
+    if (!st || st.start !== start || st.state === 'Z' || st.state === 'X' || Date.now() > deadline) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** How a backend's command is contained (see SpawnedCommand in backend.ts). */
+export interface Containment {
+  /**
+   * The child forks the init of a pid namespace holding the whole command (`unshare --fork`):
+   * when that init exits the kernel kills everything else in the namespace, and the child exits
+   * only after that. Cancelling kills the child's process group, child included, so `done` then
+   * waits for the init itself (see namespaceEmptied): it settles once nothing of the command is
+   * left. (Killing the init alone would leave the child to report it: util-linux 2.38 unshare
+   * prints "sigprocmask unblock failed" into the command's stderr for a child killed by SIGKILL.)
+   */
+  namespaceInit?: boolean;
+  /** Kills what the command left outside its process group; run at exit and at cancel. */
+  reap?: () => Promise<void>;
+}
+
+/**
+ * Wraps a child started as a process-group leader: cancellation kills everything it started.
+ * `reap` runs as soon as the child exits or is cancelled, and `done` settles only after it
+ * finished.
+ */
+export function watchProcess(
+  child: ChildProcess,
+  signal: AbortSignal | undefined,
+  onSettled: () => void,
+  { namespaceInit, reap }: Containment = {},
+): ExecProcess {
   const pid = child.pid;
   if (pid === undefined || !child.stdout || !child.stderr) {
     // spawn reports the failure as an 'error' event, which would crash the process unheard.
@@ -57,10 +122,22 @@ export function watchProcess(child: ChildProcess, signal: AbortSignal | undefine
     throw new SandboxError('internal', 'The command could not be started (no process id). Check that /bin/sh exists.');
   }
   let cancelled = false;
+  // Latest sweep: one at exit lets 'close' come (a daemon holding the output pipe is gone); one
+  // at cancel catches what the group kill missed. 'close' waits for the last one started.
+  let reaping: Promise<void> = Promise.resolve();
+  const sweep = (): void => {
+    if (reap) reaping = reaping.then(reap, reap).catch(() => undefined);
+  };
   const kill = (): void => {
     cancelled = true;
+    // Before the fork (no init yet) nothing else of the command exists: the group is all of it.
+    const init = namespaceInit && child.exitCode === null && child.signalCode === null ? onlyChild(pid) : undefined;
+    const initStat = init === undefined ? undefined : statOf(init);
     killGroup(pid);
+    if (init !== undefined && initStat) reaping = reaping.then(() => namespaceEmptied(init, initStat.start));
+    sweep();
   };
+  child.once('exit', sweep);
   const onAbort = (): void => kill();
   if (signal?.aborted) kill();
   else signal?.addEventListener('abort', onAbort, { once: true });
@@ -72,8 +149,10 @@ export function watchProcess(child: ChildProcess, signal: AbortSignal | undefine
     });
     child.once('close', (code, sig) => {
       signal?.removeEventListener('abort', onAbort);
-      onSettled();
-      resolve({ exitCode: code, signal: sig, cancelled });
+      void reaping.then(() => {
+        onSettled();
+        resolve({ exitCode: code, signal: sig, cancelled });
+      });
     });
   });
   return { pid, stdout: child.stdout, stderr: child.stderr, done, kill };

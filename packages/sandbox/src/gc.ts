@@ -101,7 +101,8 @@ function decide(state: SessionState, opts: GcOptions): 'live' | 'wait' | 'keep' 
 
 /**
  * Kills processes still running in or holding mounts of a session whose owner is gone (commands
- * in copy sandboxes have no namespace to die with), then lazily unmounts what is left on the host.
+ * in copy sandboxes without pid namespaces have none to die with), then lazily unmounts what is
+ * left on the host.
  */
 export async function stopLeftovers(dir: string, report?: Pick<GcReport, 'killedProcesses' | 'unmounted'>): Promise<void> {
   const pids = await processesUsing(dir);

@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import { GitError } from './errors.js';
+import { inheritedEnv } from './secret-env.js';
 
 export interface GitRunOptions {
   cwd?: string;
@@ -33,10 +34,8 @@ const REDIRECTING_VARS = [
 ];
 
 export function cleanGitEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !REDIRECTING_VARS.includes(k)) env[k] = v;
-  }
+  const env = inheritedEnv();
+  for (const k of REDIRECTING_VARS) delete env[k];
   // Stable, parseable messages and no prompts or optional lock writes into the user's repo.
   env.LC_ALL = 'C';
   env.GIT_TERMINAL_PROMPT = '0';

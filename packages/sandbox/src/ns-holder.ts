@@ -5,6 +5,7 @@ import path from 'node:path';
 import { SandboxError } from './errors.js';
 import { makeGitRunner, type GitRunner } from './git.js';
 import { killQuietly, processStart } from './proc.js';
+import { inheritedEnv } from './secret-env.js';
 
 export type OverlayMode = 'userns' | 'root';
 
@@ -20,12 +21,23 @@ export interface MountPlan {
   spawnLowers: string;
   /** Ignored heavy directories (node_modules) that get private overlays over the user's copy. */
   heavyDirs: readonly string[];
+  /** The user's object directory (`<common dir>/objects`), as the host sees it. */
+  realObjects: string;
 }
+
+/**
+ * Where, inside the namespace, the user's real object directory stays reachable (read-only):
+ * there `<repo>/.git/objects` is the sandbox's private .git overlay, which holds whatever
+ * commands committed. Relative to the sandbox dir.
+ */
+export const REAL_OBJECTS_DIR = 'real-objects';
 
 // Runs as pid 1 of the sandbox's pid namespace. The private overlays for .git and node_modules
 // must be mounted before the merged view covers the repository path (afterwards "$REPO/.git"
 // would name the merged view's empty mount point), then moved into place. The final loop makes
 // the shell reap orphans that get reparented to it, which a bare `sleep` would not.
+// The user's object directory is bind-mounted read-only first, while its path still names the
+// real one: our plumbing uses it as the alternate inside the namespace (see NamespaceHolder.git).
 // `volatile` skips the sync of the whole upper filesystem at unmount (seconds on a busy disk,
 // paid at every spawn and discard). Data written through it is ordinary page cache of the upper
 // filesystem: it survives our process dying (sessions are resumable) and is written back by the
@@ -35,7 +47,9 @@ export interface MountPlan {
 // position still names its private upper, so the list itself never changes.
 const HOLDER_SCRIPT = `
 set -e
-cd "$1"; SB=$2; REPO=$3; LOWERS=$4; SPAWN=$5; O=$6; shift 6
+cd "$1"; SB=$2; REPO=$3; LOWERS=$4; SPAWN=$5; O=$6; OBJ=$7; shift 7
+mount -n --bind "$OBJ" "$SB/${REAL_OBJECTS_DIR}"
+mount -n -o remount,bind,ro "$SB/${REAL_OBJECTS_DIR}"
 mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$REPO/.git,upperdir=$SB/git/upper,workdir=$SB/git/work" "$SB/stage/git"
 i=0; SKIP=" "
 for d in "$@"; do
@@ -81,6 +95,9 @@ export class NamespaceHolder {
     readonly initPid: number,
     private readonly mode: OverlayMode,
     private readonly pidFile: string,
+    /** The user's object directory on the host, and where the namespace still reaches it. */
+    private readonly realObjects: string,
+    private readonly realObjectsInNs: string,
   ) {}
 
   static async start(mode: OverlayMode, plan: MountPlan, pidFile: string): Promise<NamespaceHolder> {
@@ -101,10 +118,17 @@ export class NamespaceHolder {
       plan.lowers,
       plan.spawnLowers,
       mode === 'userns' ? 'userxattr,' : '',
+      plan.realObjects,
       ...plan.heavyDirs,
     ];
     // Own process group: a Ctrl-C meant for the CLI must not tear down every sandbox's mounts.
-    const child = spawn('setpriv', args, { cwd: plan.sessionDir, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // No model credentials in its environment: it lives as long as the sandbox.
+    const child = spawn('setpriv', args, {
+      cwd: plan.sessionDir,
+      env: inheritedEnv(),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     let stdout = '';
@@ -127,7 +151,8 @@ export class NamespaceHolder {
     }
     child.stdout!.removeAllListeners('data');
     child.stdout!.resume();
-    const holder = new NamespaceHolder(child, child.pid, ready, mode, pidFile);
+    const realObjectsInNs = path.join(plan.sessionDir, plan.sandboxRel, REAL_OBJECTS_DIR);
+    const holder = new NamespaceHolder(child, child.pid, ready, mode, pidFile, plan.realObjects, realObjectsInNs);
     await writeFile(pidFile, JSON.stringify({ pid: ready, start: (await processStart(ready)) ?? '' }));
     return holder;
   }
@@ -155,6 +180,8 @@ export class NamespaceHolder {
    * command is cancelled, or this process dies (pdeathsig), its init dies and the kernel kills
    * everything it started, daemons included. (Joining the holder's pid namespace instead would
    * leave killed commands as zombies there until the host's init reaps them, stalling unmounts.)
+   * It gets a /proc of its own (--mount-proc, in a mount namespace copied from the holder's): the
+   * host's would show every process's environment, the model credentials of ours included.
    * Capabilities are dropped last: in the user namespace the command could otherwise unmount
    * the view and reach the user's tree; as root only CAP_SYS_ADMIN goes, so root stays root.
    */
@@ -176,6 +203,7 @@ export class NamespaceHolder {
       '--pid',
       '--fork',
       '--kill-child',
+      '--mount-proc',
       '--',
       'setpriv',
       ...drop,
@@ -189,13 +217,29 @@ export class NamespaceHolder {
     ];
   }
 
-  /** git inside the namespace, so work-tree paths mean the merged view. */
+  /**
+   * git inside the namespace, so work-tree paths mean the merged view. An alternate naming the
+   * user's object directory is pointed at its read-only bind: at its own path the namespace has
+   * the sandbox's .git overlay, and git would skip writing objects (the blobs of a commit made
+   * in the sandbox) that the host, which diffs the trees, cannot see.
+   */
   git(): GitRunner {
-    return (args, opts = {}) =>
-      makeGitRunner([...this.enterArgs(), '/bin/sh', '-c', 'cd "$0" && exec "$@"', opts.cwd ?? '/'])(args, {
+    return (args, opts = {}) => {
+      let env = opts.env;
+      const alt = env?.GIT_ALTERNATE_OBJECT_DIRECTORIES;
+      if (alt !== undefined) {
+        const mapped = alt
+          .split(':')
+          .map((d) => (path.resolve(d) === path.resolve(this.realObjects) ? this.realObjectsInNs : d))
+          .join(':');
+        env = { ...env, GIT_ALTERNATE_OBJECT_DIRECTORIES: mapped };
+      }
+      return makeGitRunner([...this.enterArgs(), '/bin/sh', '-c', 'cd "$0" && exec "$@"', opts.cwd ?? '/'])(args, {
         ...opts,
+        env,
         cwd: undefined,
       });
+    };
   }
 
   get alive(): boolean {

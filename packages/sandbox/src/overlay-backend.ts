@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFile, link, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type {
@@ -11,6 +11,7 @@ import type {
   SandboxBackend,
   SavedSandbox,
   SessionContext,
+  SpawnedCommand,
 } from './backend.js';
 import { removeTree } from './fs-util.js';
 import type { GitRunner } from './git.js';
@@ -27,7 +28,7 @@ import {
   spawnLowers,
   type LayerStack,
 } from './layer-stack.js';
-import { NamespaceHolder, type OverlayMode } from './ns-holder.js';
+import { NamespaceHolder, REAL_OBJECTS_DIR, type OverlayMode } from './ns-holder.js';
 import { probeOverlay } from './overlay-probe.js';
 import { removeUnlisted } from './registry.js';
 import { RwLock } from './rw-lock.js';
@@ -162,7 +163,7 @@ class OverlaySession implements BackendSession {
   }
 
   private async makeDirs(sb: OverlaySandbox): Promise<void> {
-    const dirs = ['upper', 'work', 'lv', 'git/upper/objects/info', 'git/work', 'stage/git'];
+    const dirs = ['upper', 'work', 'lv', 'git/upper/objects/info', 'git/work', 'stage/git', REAL_OBJECTS_DIR];
     this.ctx.heavyDirs.forEach((_, i) => dirs.push(`nm${i}/upper`, `nm${i}/work`, `stage/nm${i}`));
     for (const d of dirs) await mkdir(path.join(sb.dir, d), { recursive: true });
   }
@@ -228,6 +229,8 @@ class OverlaySandbox implements BackendSandbox {
       await removeTree(path.join(this.dir, w));
       await mkdir(path.join(this.dir, w));
     }
+    // Sandboxes of sessions kept before this mount point existed get it here.
+    await mkdir(path.join(this.dir, REAL_OBJECTS_DIR), { recursive: true });
     this.holder = await NamespaceHolder.start(
       this.mode,
       {
@@ -237,6 +240,7 @@ class OverlaySandbox implements BackendSandbox {
         lowers: mergedLowers(this.stack),
         spawnLowers: spawnLowers(this.stack),
         heavyDirs: this.ctx.heavyDirs,
+        realObjects: path.join(this.ctx.repo.commonDir, 'objects'),
       },
       path.join(this.dir, 'holder.json'),
     );
@@ -251,10 +255,11 @@ class OverlaySandbox implements BackendSandbox {
     return (await this.ensureHolder()).git();
   }
 
-  async spawn(spec: CommandSpec): Promise<ChildProcess> {
+  async spawn(spec: CommandSpec): Promise<SpawnedCommand> {
     const holder = await this.ensureHolder();
     const [file, ...args] = holder.commandArgv(path.join(this.ctx.repo.root, spec.cwd), spec.command);
-    return spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // nsenter (no --pid: it does not fork) execs into the unshare that forks the command's init.
+    return { child: spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }), namespaceInit: true };
   }
 
   async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {

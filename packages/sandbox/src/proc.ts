@@ -71,6 +71,30 @@ export async function processesUsing(prefix: string): Promise<number[]> {
   return found;
 }
 
+/**
+ * SIGKILLs every process (of ours: others' environments are unreadable) whose environment holds
+ * `entry` ("NAME=value"), round after round until a scan finds none, so children forked while a
+ * round ran are caught by the next. A killed process's environment reads empty once it exits.
+ * Does nothing where /proc is missing.
+ */
+export async function killProcessesWithEnv(entry: string, maxRounds = 50): Promise<void> {
+  const needle = Buffer.from(`\0${entry}\0`);
+  for (let round = 0; round < maxRounds; round++) {
+    const entries = await readdir('/proc').catch(() => [] as string[]);
+    const found: number[] = [];
+    await Promise.all(
+      entries
+        .filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid)
+        .map(async (e) => {
+          const environ = await readFile(`/proc/${e}/environ`).catch(() => undefined);
+          if (environ && Buffer.concat([Buffer.from([0]), environ]).includes(needle)) found.push(Number(e));
+        }),
+    );
+    if (found.length === 0) return;
+    for (const pid of found) killQuietly(pid);
+  }
+}
+
 /** Mount points (from this process's mount table) at or below `prefix`. */
 export async function mountsUnder(prefix: string, mountinfo = '/proc/self/mountinfo'): Promise<string[]> {
   const text = await readFile(mountinfo, 'utf8').catch(() => '');

@@ -134,12 +134,17 @@ export class Sandbox {
       // Resolved like file paths: no escape through `..` or symlinks, and a clear error if missing.
       const { rel: cwd } = await this.fs.resolve(opts.cwd ?? '');
       if ((await this.fs.stat(cwd)).type !== 'dir') throw new SandboxPathError(opts.cwd ?? '', 'is not a directory');
-      const child = await this.handle.spawn({ command, cwd, env: mergeEnv(opts.env) });
+      const { child, ...containment } = await this.handle.spawn({ command, cwd, env: mergeEnv(opts.env) });
       // Registered before the first await after spawn, so a discard cannot miss it.
       let proc: ExecProcess | undefined;
-      proc = watchProcess(child, opts.signal, () => {
-        if (proc) this.running.delete(proc);
-      });
+      proc = watchProcess(
+        child,
+        opts.signal,
+        () => {
+          if (proc) this.running.delete(proc);
+        },
+        containment,
+      );
       this.running.add(proc);
       return proc;
     });

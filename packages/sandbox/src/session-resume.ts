@@ -71,7 +71,7 @@ export async function takeOverSession(o: {
     const record: SessionRecord = { ...now.record, owner: await identify(process.pid) };
     delete record.leftAt;
     await writeRecord(sessionDir, record);
-    // A crash leaves commands running in copies (they have no namespace to die with).
+    // A crash can leave commands running in copies (without pid namespaces they have none to die with).
     if (crashed) await stopLeftovers(sessionDir);
     return record;
   }).catch((err: unknown) => {

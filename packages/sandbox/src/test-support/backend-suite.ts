@@ -1,8 +1,8 @@
 import { afterEach, describe } from 'vitest';
-import { backendByName, openSession, type BackendName, type SandboxSession } from '../index.js';
+import { backendByName, openSession, type BackendName, type SandboxBackend, type SandboxSession } from '../index.js';
 import { hookedBackend, type BackendHooks } from './hooked-backend.js';
 import { registerChangeTests } from './suite-changes.js';
-import { registerExecTests } from './suite-exec.js';
+import { registerContainmentTests, registerExecTests } from './suite-exec.js';
 import { registerIsolationTests } from './suite-isolation.js';
 import { registerResumeTests } from './suite-resume.js';
 import { cleanupTempDirs, tempDir } from './fixtures.js';
@@ -11,6 +11,11 @@ export interface SuiteContext {
   backend: BackendName;
   /** Overlay backends show the merged view at the repository's own path. */
   mountsAtRepoPath: boolean;
+  /**
+   * Commands see the host's processes in /proc: only the copy backend's fallback where pid
+   * namespaces are unavailable.
+   */
+  commandsSeeHostProcesses: boolean;
   /**
    * Opens a session on `repo` with this backend (in a fresh temp state dir unless given, or
    * resuming `resume`), with `hooks` on the backend if given; closed after the test.
@@ -23,26 +28,48 @@ export interface SuiteContext {
  * repositories in temp dirs, real processes and (for overlay backends) real mounts.
  */
 export function registerBackendSuite(backend: BackendName): void {
+  describeBackend(`sandbox backend ${backend}`, backend, (ctx) => {
+    registerIsolationTests(ctx);
+    registerExecTests(ctx);
+    registerChangeTests(ctx);
+    registerResumeTests(ctx);
+  });
+}
+
+/**
+ * The containment tests (daemons, cancel, credentials) alone, for a variant of a backend (e.g. the
+ * copy backend's fallback where pid namespaces are unavailable).
+ */
+export function registerContainmentSuite(label: string, backend: SandboxBackend, opts: { commandsSeeHostProcesses: boolean }): void {
+  describeBackend(label, backend, registerContainmentTests, opts);
+}
+
+/** `choice` is passed to openSession as given (a name gets the same checks as in production). */
+function describeBackend(
+  label: string,
+  choice: BackendName | SandboxBackend,
+  register: (ctx: SuiteContext) => void,
+  opts: { commandsSeeHostProcesses?: boolean } = {},
+): void {
+  const backend = typeof choice === 'string' ? backendByName(choice) : choice;
   const sessions: SandboxSession[] = [];
   const ctx: SuiteContext = {
-    backend,
-    mountsAtRepoPath: backend !== 'copy',
-    async open(repo, { hooks, ...opts } = {}) {
-      const stateDir = opts.stateDir ?? (await tempDir('ic-state-'));
-      const session = await openSession({ ...opts, repo, stateDir, backend: hooks ? hookedBackend(backendByName(backend), hooks) : backend });
+    backend: backend.name,
+    mountsAtRepoPath: backend.mountsAtRepoPath,
+    commandsSeeHostProcesses: opts.commandsSeeHostProcesses ?? false,
+    async open(repo, { hooks, ...rest } = {}) {
+      const stateDir = rest.stateDir ?? (await tempDir('ic-state-'));
+      const session = await openSession({ ...rest, repo, stateDir, backend: hooks ? hookedBackend(backend, hooks) : choice });
       sessions.push(session);
       return session;
     },
   };
 
-  describe(`sandbox backend ${backend}`, () => {
+  describe(label, () => {
     afterEach(async () => {
       while (sessions.length > 0) await sessions.pop()!.close();
       await cleanupTempDirs();
     });
-    registerIsolationTests(ctx);
-    registerExecTests(ctx);
-    registerChangeTests(ctx);
-    registerResumeTests(ctx);
+    register(ctx);
   });
 }

@@ -123,3 +123,34 @@ export async function leftovers(stateDir: string, repo: string): Promise<{ proce
   );
   return { processes: await processesUsing(stateDir), mounts: mounts.flat() };
 }
+
+/** Host pids (from this process's /proc) with `arg` as one of their command-line arguments. */
+export async function pidsWithArg(arg: string): Promise<number[]> {
+  const pids = (await readdir('/proc')).filter((p) => /^\d+$/.test(p));
+  const found = await Promise.all(
+    pids.map(async (p) => ((await readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '')).split('\0').includes(arg) ? [Number(p)] : [])),
+  );
+  return found.flat();
+}
+
+/** Host pids whose environment (as /proc shows it, i.e. at exec) contains `text`. */
+export async function pidsWithEnvContaining(text: string): Promise<number[]> {
+  const pids = (await readdir('/proc')).filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid);
+  const found = await Promise.all(
+    pids.map(async (p) => ((await readFile(`/proc/${p}/environ`).catch(() => Buffer.alloc(0))).includes(text) ? [Number(p)] : [])),
+  );
+  return found.flat();
+}
+
+/**
+ * Shell code that starts a process with `tag` as its $0 (via `launcher`, e.g. `setsid`, which
+ * takes it out of the command's process group and session), output detached, and continues only
+ * once that process runs: it blocks forever on a FIFO nobody opens. No timing involved.
+ */
+export function startTaggedDaemon(tag: string, launcher = ''): string {
+  return (
+    `mkfifo ${tag}.ready ${tag}.never && ` +
+    `{ ${launcher} sh -c 'echo up > "$0.ready"; read x < "$0.never"' ${tag} </dev/null >/dev/null 2>&1 & } && ` +
+    `read up < ${tag}.ready && echo "daemon $up"`
+  );
+}

@@ -104,6 +104,37 @@ export function registerChangeTests(s: SuiteContext): void {
     expect(await git(repo, 'diff', '--cached', '--name-only')).toBe('');
   });
 
+  it('a commit made by a command inside the sandbox still diffs, squashes and applies', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const session = await s.open(repo);
+    const parent = await session.create('parent');
+    const child = await session.create('child', parent);
+    // At the path commands see the repository at (its own path on overlay backends), so git
+    // writes the commit's objects into the sandbox's private .git.
+    const commit = await child.run(
+      `echo committed > a.txt && echo new > c.txt && git -C ${JSON.stringify(child.root)} add -A && ` +
+        'git -c user.name=a -c user.email=a@b commit -qm agent && git status --porcelain',
+    );
+    expect(commit).toMatchObject({ exitCode: 0, stdout: '' });
+
+    const diff = await child.diff();
+    expect(diff.files.map((f) => [f.path, f.status])).toEqual([
+      ['a.txt', 'modified'],
+      ['c.txt', 'added'],
+    ]);
+    expect(diff.patch).toContain('+committed\n');
+    expect((await child.diff({ since: 'snapshot' })).files).toHaveLength(2);
+
+    expect(await child.squashInto()).toMatchObject({ clean: true, conflicts: [] });
+    expect(await parent.readText('a.txt')).toBe('committed\n');
+    expect(await parent.readText('c.txt')).toBe('new\n');
+    expect(await parent.applyToWorkingTree()).toMatchObject({ clean: true, conflicts: [] });
+    expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toBe('committed\n');
+    expect(await readFile(path.join(repo, 'c.txt'), 'utf8')).toBe('new\n');
+    // The commit itself stayed in the sandbox.
+    expect(await git(repo, 'log', '--format=%s')).toBe('initial');
+  });
+
   it('applyToWorkingTree reports an overlapping edit as a conflict with markers', async () => {
     const repo = await makeRepo({ 'shared.txt': lines(20), 'clean.txt': 'c\n' });
     const session = await s.open(repo);

@@ -1,10 +1,12 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
 import { expect, it } from 'vitest';
 import type { SuiteContext } from './backend-suite.js';
-import { hashTree, makeRepo, writeFiles } from './fixtures.js';
+import { hashTree, makeRepo, pidsWithArg, pidsWithEnvContaining, startTaggedDaemon, writeFiles } from './fixtures.js';
 
 // npm must not phone home from a test (update notifier, audit): loopback only.
 const NPM_OFFLINE = {
@@ -120,23 +122,26 @@ export function registerExecTests(s: SuiteContext): void {
     const session = await s.open(repo);
     const sb = await session.create();
     const ac = new AbortController();
-    // The background child reports its host pid (/proc is the host's) and outlives the shell's wait.
-    const proc = await sb.exec('(read -r pid rest < /proc/self/stat; echo "bg $pid"; exec sleep 300) & wait', {
-      signal: ac.signal,
-    });
+    // The background child runs (it said so) and outlives the shell's wait; commands have a /proc
+    // of their own, so the host finds it by its tag.
+    const tag = `bg-${randomUUID()}`;
+    const proc = await sb.exec(`${startTaggedDaemon(tag)}; wait`, { signal: ac.signal });
     let seen = '';
-    while (!/bg \d+\n/.test(seen)) {
+    while (!seen.includes('daemon up\n')) {
       const [chunk] = (await once(proc.stdout, 'data')) as [Buffer];
       seen += chunk.toString();
     }
-    const bgPid = Number(/bg (\d+)/.exec(seen)![1]);
-    expect(isGoneOrZombie(bgPid)).toBe(false);
+    const [bgPid, ...more] = await pidsWithArg(tag);
+    expect(more).toEqual([]);
+    expect(isGoneOrZombie(bgPid!)).toBe(false);
     ac.abort();
     const result = await proc.done;
     expect(result.cancelled).toBe(true);
     expect(result.exitCode).toBeNull();
-    expect(isGoneOrZombie(bgPid)).toBe(true);
+    expect(isGoneOrZombie(bgPid!)).toBe(true);
   });
+
+  registerContainmentTests(s);
 
   it('spawning a child while a command runs in the parent leaves that command running in the parent', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
@@ -185,5 +190,78 @@ export function registerExecTests(s: SuiteContext): void {
     const clean = await sb.run('git status --porcelain');
     expect(clean).toMatchObject({ exitCode: 0, stdout: '' });
     expect(await readFile(path.join(repo, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
+  });
+}
+
+/**
+ * What a command must not get away with: daemons that leave its process group (setsid) outliving
+ * it or its cancel, and the model credentials, in its environment or in any process's it can see.
+ */
+export function registerContainmentTests(s: SuiteContext): void {
+  it('a daemon that left the process group (setsid) dies when its command ends', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    const tag = `daemon-${randomUUID()}`;
+    const proc = await sb.exec(startTaggedDaemon(tag, 'setsid'));
+    let seen = '';
+    proc.stdout.on('data', (b: Buffer) => (seen += b.toString()));
+    // The command exits only once its daemon runs: output streams aside, it is already detached.
+    const result = await proc.done;
+    expect(result).toEqual({ exitCode: 0, signal: null, cancelled: false });
+    expect(seen).toBe('daemon up\n');
+    expect((await pidsWithArg(tag)).filter((pid) => !isGoneOrZombie(pid))).toEqual([]);
+  });
+
+  it('a daemon that left the process group (setsid) dies when its command is cancelled', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    const tag = `daemon-${randomUUID()}`;
+    const ac = new AbortController();
+    const proc = await sb.exec(`${startTaggedDaemon(tag, 'setsid')}; read x < ${tag}.never`, { signal: ac.signal });
+    let seen = '';
+    while (!seen.includes('daemon up\n')) {
+      const [chunk] = (await once(proc.stdout, 'data')) as [Buffer];
+      seen += chunk.toString();
+    }
+    const pids = await pidsWithArg(tag);
+    expect(pids).toHaveLength(1);
+    expect(isGoneOrZombie(pids[0]!)).toBe(false);
+    ac.abort();
+    expect(await proc.done).toMatchObject({ cancelled: true });
+    expect(isGoneOrZombie(pids[0]!)).toBe(true);
+  });
+
+  it('commands see no model credentials: not in their environment, nor in any process they can see', async () => {
+    const key = `sk-ant-suite-${randomUUID()}`;
+    const saved = { ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN };
+    process.env.ANTHROPIC_API_KEY = key;
+    process.env.ANTHROPIC_AUTH_TOKEN = `${key}-token`;
+    // Stands in for the CLI: a process whose environment (as /proc shows it) holds the key.
+    const cli = spawn('sleep', ['300'], { stdio: 'ignore' });
+    try {
+      const repo = await makeRepo({ 'a.txt': 'a\n' });
+      const session = await s.open(repo);
+      const sb = await session.create();
+      expect(await pidsWithEnvContaining(key)).toEqual([cli.pid]);
+      const hunt = await sb.run(
+        `grep -a -l -F ${key} /proc/[0-9]*/environ /proc/[0-9]*/task/[0-9]*/environ 2>/dev/null; ` +
+          'echo "key=[$ANTHROPIC_API_KEY] token=[$ANTHROPIC_AUTH_TOKEN]"',
+      );
+      const visible = s.commandsSeeHostProcesses ? [`/proc/${cli.pid}/environ`, `/proc/${cli.pid}/task/${cli.pid}/environ`] : [];
+      expect(hunt.stdout).toBe([...visible, 'key=[] token=[]'].join('\n') + '\n');
+      // Nothing the sandbox started (namespace holders, git, the command) inherited it.
+      expect(await pidsWithEnvContaining(key)).toEqual([cli.pid]);
+      // A caller that passes it on purpose still can.
+      const explicit = await sb.run('echo "$ANTHROPIC_API_KEY"', { env: { ANTHROPIC_API_KEY: 'explicit' } });
+      expect(explicit.stdout).toBe('explicit\n');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      cli.kill('SIGKILL');
+    }
   });
 }
