@@ -120,6 +120,23 @@ describe('an empty task: exit 2', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(join(repo, 'note.txt'), 'utf8')).toBe('noted\n');
   });
+
+  it('-p @file reads the task from the file', async () => {
+    const repo = gitRepo({ 'a.txt': 'a\n' });
+    const file = join(tempDir(), 'task.md');
+    writeFileSync(file, 'Write a note.\n');
+    const r = await run(['--yes', '-p', `@${file}`], { cwd: repo, env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(join(repo, 'note.txt'), 'utf8')).toBe('noted\n');
+  });
+
+  it('-p @file with a file that does not exist: exit 2 naming the file', async () => {
+    const missing = join(tempDir(), 'no-such-task.md');
+    const r = await run(['-p', `@${missing}`], { cwd: gitRepo({ 'a.txt': 'a\n' }), env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`The task file ${missing} does not exist`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
 });
 
 describe('invalid config files: exit 3 naming the file, the model never called', () => {

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { EXIT, UserError } from './exit-codes.js';
@@ -28,7 +29,7 @@ function parse(argv: string[]): Flags | number {
     .name('infinity-code')
     .description('A terminal coding agent on a time-sliced agent runtime. Without -p it opens the terminal UI.')
     .version(pkg.version, '-v, --version')
-    .option('-p, --print <task>', 'run the task headless: progress on stderr, the answer on stdout')
+    .option('-p, --print <task>', 'run the task headless (@file reads it from a file): progress on stderr, the answer on stdout')
     .option('--yes', 'accept every diff automatically and apply the result to the working tree')
     .addOption(
       new Option('--output-format <format>', 'headless output').choices(['text', 'json', 'stream-json']).default('text'),
@@ -55,6 +56,17 @@ function parse(argv: string[]): Flags | number {
   return program.opts<Flags>();
 }
 
+/** `-p @file`: the task is the file's text. */
+function readTaskFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code})`;
+    throw new UserError(`The task file ${file} ${why}. Give an existing file after @, or the task itself after -p.`, EXIT.usage);
+  }
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -72,6 +84,7 @@ async function main(argv: string[]): Promise<number> {
     return runDemo({ writers: writers(), signal: controller.signal, interactive: process.stdout.isTTY === true });
   }
   let task = flags.print;
+  if (task?.startsWith('@')) task = readTaskFile(task.slice(1));
   if (task === undefined && !process.stdin.isTTY) task = await readStdin();
   if (task === undefined) {
     const { runInteractive } = await import('./run-tui.js');
