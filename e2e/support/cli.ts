@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,33 +16,45 @@ export interface CliRun {
 }
 
 export interface Started {
+  pid: number;
   /** Resolves when the process has exited. */
   done: Promise<CliRun>;
   kill(signal: NodeJS.Signals): void;
 }
 
+export interface StartOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  home?: string;
+  onStdout?: (all: string) => void;
+  /** A file to connect to stdin (otherwise /dev/null). */
+  stdinFile?: string;
+  /** argv run in front of `node main.js` (e.g. GNU time). */
+  wrapper?: string[];
+}
+
 /** Starts the built CLI with a clean environment (no real key leaks in) plus `env`. */
-export function startCli(
-  args: string[],
-  opts: { cwd: string; env?: Record<string, string>; home?: string; onStdout?: (all: string) => void },
-): Started {
+export function startCli(args: string[], opts: StartOptions): Started {
   // A home of its own: config and sandbox state never come from (or go to) the real one.
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: opts.home ?? tempDir(), NO_COLOR: '1', ...opts.env };
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdinFd = opts.stdinFile === undefined ? 'ignore' : openSync(opts.stdinFile, 'r');
+  const argv = [...(opts.wrapper ?? []), process.execPath, BIN, ...args];
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, env, stdio: [stdinFd, 'pipe', 'pipe'] });
+  if (typeof stdinFd === 'number') closeSync(stdinFd);
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
+  child.stdout!.on('data', (d: Buffer) => {
     stdout += d.toString();
     opts.onStdout?.(stdout);
   });
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const done = new Promise<CliRun>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
-  return { done, kill: (s) => child.kill(s) };
+  return { pid: child.pid!, done, kill: (s) => child.kill(s) };
 }
 
-export function runCli(args: string[], opts: { cwd: string; env?: Record<string, string>; home?: string }): Promise<CliRun> {
+export function runCli(args: string[], opts: StartOptions): Promise<CliRun> {
   return startCli(args, opts).done;
 }
 

@@ -4,7 +4,7 @@ import { reduceRuntime } from './state-runtime.js';
 import type { ReviewRequest } from './controller.js';
 import { shortId } from './format.js';
 import { priceOf } from './pricing.js';
-import { flushLive, notice, pushItem, updateThread, type NoticeLevel, type PendingReview, type UiState } from './ui-state.js';
+import { flushLive, initialState, notice, pushItem, updateThread, type NoticeLevel, type PendingReview, type UiState } from './ui-state.js';
 
 export * from './ui-state.js';
 
@@ -53,17 +53,10 @@ function reduceUi(s: UiState, a: UiAction): UiState {
     case 'ui:session':
       return notice(
         {
-          ...s,
-          rootThreadId: a.rootThreadId,
+          // A fresh state for the new session, keeping the id counter and the status figures.
+          ...initialState({ ...s.status, rootThreadId: a.rootThreadId }),
+          nextId: s.nextId,
           epoch: s.epoch + 1,
-          items: [],
-          liveText: '',
-          busy: false,
-          running: [],
-          threads: [],
-          closedThreads: [],
-          rootCalls: {},
-          reviews: [],
           status: { ...s.status, sessionId: a.sessionId, contextTokens: 0 },
         },
         'info',
