@@ -143,7 +143,13 @@ export function builtinTools(s: RuntimeServices): Tool[] {
     },
   };
 
-  const timer = (name: string, description: string, schema: ReturnType<typeof obj>, due: (input: Record<string, unknown>) => number | null): AsyncTool => ({
+  const timer = (
+    name: string,
+    description: string,
+    schema: ReturnType<typeof obj>,
+    due: (input: Record<string, unknown>) => number | null,
+    display: (input: Record<string, unknown>) => string,
+  ): AsyncTool => ({
     kind: 'async',
     name,
     description,
@@ -151,7 +157,7 @@ export function builtinTools(s: RuntimeServices): Tool[] {
     passive: true,
     // Wake-ups are stored: a restart neither loses nor repeats them.
     survivesRestart: true,
-    display: (input) => `${name} ${JSON.stringify(input)}`,
+    display,
     async dispatch(input, ctx) {
       const dueAt = due(input);
       if (dueAt === null) return;
@@ -165,18 +171,21 @@ export function builtinTools(s: RuntimeServices): Tool[] {
     'Wait this many seconds, then continue. New input or events end the wait early.',
     obj({ seconds: { type: 'number', minimum: 0 }, reason: { type: 'string' } }, ['seconds']),
     (input) => s.now() + Number(input.seconds) * 1000,
+    (input) => `Sleep ${String(input.seconds)} s`,
   );
   const sleepUntil = timer(
     'sleep_until',
     'Wait until a wall-clock date and time (default time zone: this machine\'s). New input or events end the wait early.',
     obj({ date: { type: 'string', description: 'YYYY-MM-DD' }, time: { type: 'string', description: 'HH:MM or HH:MM:SS' }, timezone: { type: 'string', description: 'IANA name, e.g. Europe/Paris' } }, ['date', 'time']),
     (input) => zonedInstant(String(input.date), String(input.time), typeof input.timezone === 'string' ? input.timezone : localTimeZone()),
+    (input) => `Sleep until ${String(input.date)} ${String(input.time)}${typeof input.timezone === 'string' ? ` ${input.timezone}` : ''}`,
   );
   const sleepUntilEvent = timer(
     'sleep_until_event_or_input',
     'Wait, using no resources, until an event (from a subscription or a child) or user input arrives.',
     obj({}),
     () => null,
+    () => 'Wait for events or input',
   );
 
   return [spawnThread, reportToParent, closeThreadTool, sendMessageToChild, cancelSubscription, sleep, sleepUntil, sleepUntilEvent];

@@ -41,7 +41,7 @@ export async function dispatchCall(
 
 /** How a tool answers a call and emits its subscription's events. */
 export function asyncContext(
-  deps: Pick<DispatchDeps, 'deliver'>,
+  deps: Pick<DispatchDeps, 'deliver' | 'bus'>,
   thread: ThreadRecord,
   call: { id: string; name: string; input: Record<string, unknown> },
 ): AsyncToolContext {
@@ -65,6 +65,10 @@ export function asyncContext(
       if (event.final) body.final = true;
       if (event.associative) body.associative = true;
       await deps.deliver({ id: event.id ?? `${call.id}:event:${seq++}`, threadId: thread.id, body });
+    },
+    progress: (text: string, opts?: { final?: boolean }) => {
+      if (text === '' && opts?.final !== true) return;
+      deps.bus.emit({ type: 'tool-progress', threadId: thread.id, callId: call.id, text, ...(opts?.final ? { final: true } : {}) });
     },
   };
 }

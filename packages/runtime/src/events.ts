@@ -36,6 +36,8 @@ export type RuntimeEvent =
       /** The call goes on in the background: its output follows as events. */
       subscription?: boolean;
     }
+  /** Output of a running call as it happens (UI only: never stored, never seen by the model). */
+  | { type: 'tool-progress'; threadId: string; callId: string; text: string; final?: boolean }
   | { type: 'tool-interrupted'; threadId: string; callId: string; reason: 'user' | 'input' | 'restart' }
   | {
       type: 'event-injected';

@@ -60,6 +60,12 @@ export interface AsyncToolContext extends ToolContext {
   respond(output: ToolOutput): Promise<void>;
   /** Send an event of the subscription this call started. */
   emit(event: ToolEvent): Promise<void>;
+  /**
+   * Output as it happens, for UIs only (a live tail of a running command): not stored, not seen
+   * by the model, lost if nobody watches. What the model sees goes through `respond` and `emit`.
+   * `final`: the work is over (a background command exited), even if its events are still queued.
+   */
+  progress(text: string, opts?: { final?: boolean }): void;
 }
 
 interface ToolBase extends ToolDefinition {

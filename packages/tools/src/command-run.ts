@@ -4,6 +4,7 @@ import type { ExecProcess, ExecResult, Sandbox } from '@infinity-code/sandbox';
 import { errorText } from './errors.js';
 import type { CommandTimeouts, OutputLimits } from './options.js';
 import { OutputBuffer } from './output-buffer.js';
+import { ProgressLines } from './progress-lines.js';
 
 type ToolEvent = Parameters<AsyncToolContext['emit']>[0];
 
@@ -90,6 +91,7 @@ export class CommandRun {
     this.stopTimers();
     this.buffer.flushPartials();
     const status = this.cancelled ? '[cancelled]' : statusLine(result);
+    this.ctx.progress(status, { final: true });
     if (this.phase === 'fast') {
       // Cancelled while answering inline means the call was interrupted: the runtime has already
       // closed it and drops this answer, but expects one.
@@ -103,12 +105,23 @@ export class CommandRun {
   private collect(proc: ExecProcess): void {
     for (const stream of ['stdout', 'stderr'] as const) {
       const decoder = new StringDecoder('utf8');
+      const live = new ProgressLines();
       proc[stream].on('data', (b: Buffer) => {
-        this.buffer.write(stream, decoder.write(b));
+        const text = decoder.write(b);
+        this.buffer.write(stream, text);
+        this.showProgress(live.push(text));
         if (this.phase === 'streaming' && this.buffer.pendingChars >= this.deps.timeouts.batchBytes) this.flushBatch();
       });
-      proc[stream].on('end', () => this.buffer.write(stream, decoder.end()));
+      proc[stream].on('end', () => {
+        const text = decoder.end();
+        this.buffer.write(stream, text);
+        this.showProgress([...live.push(text), ...live.flush()]);
+      });
     }
+  }
+
+  private showProgress(lines: string[]): void {
+    if (lines.length > 0) this.ctx.progress(lines.join('\n'));
   }
 
   private startStreaming(): void {

@@ -89,6 +89,18 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       const all = [textOf(started.content).split('Output so far:\n')[1]!, ...texts].join('\n');
       expect(all.match(/tick \d+/g)).toEqual(Array.from({ length: ticks }, (_, i) => `tick ${i + 1}`));
 
+      // The UI's live tail saw every line as it came, from the first one (inside the inline
+      // window, before the result said the command went on in the background).
+      const progress = agent.events.filter(
+        (e): e is Extract<RuntimeEvent, { type: 'tool-progress' }> => e.type === 'tool-progress' && e.callId === 'cmd',
+      );
+      const lines = progress.filter((e) => !e.final).flatMap((e) => e.text.split('\n'));
+      expect(lines).toEqual(Array.from({ length: ticks }, (_, i) => `tick ${i + 1}`));
+      expect(agent.events.indexOf(progress[0]!)).toBeLessThan(agent.events.indexOf(started));
+      // The last one says the command is over, with its status.
+      expect(progress.at(-1)).toMatchObject({ final: true, text: '[exit code: 0]' });
+      expect(progress.filter((e) => e.final)).toHaveLength(1);
+
       // The events are in the thread's own history as injected calls on the original call.
       const thread = await agent.store.loadThread('main');
       const injectedCalls = thread!.history.flatMap((m) => m.content).filter((b) => b.type === 'tool_use' && b.name === INJECTED_TOOL_NAME);

@@ -1,5 +1,6 @@
 import { Box, Text, useApp, useInput, useStdin, useStdout } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
+import { BackgroundRows } from './background-rows.js';
 import { decideReview, submitLine, type CommandContext } from './commands.js';
 import type { TuiController } from './controller.js';
 import { DiffReview } from './diff-review.js';
@@ -73,6 +74,7 @@ export function App({ store, controller, animate = true }: AppProps) {
     <Box flexDirection="column">
       <Transcript items={state.items} epoch={state.epoch} />
       <LiveTurn text={state.liveText} busy={state.busy} running={rootRunning} maxLines={Math.max(4, rows - 14)} animate={animate} />
+      <BackgroundRows commands={state.background} rootThreadId={state.rootThreadId} threads={state.threads} animate={animate} />
       <ThreadRows threads={state.threads} animate={animate} />
       {review ? (
         <DiffReview

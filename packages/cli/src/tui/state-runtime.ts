@@ -4,9 +4,12 @@ import { addUsage, resultText } from '@infinity-code/runtime/messages';
 import { formatDelay, summarize, shortId, tail, truncate } from './format.js';
 import { estimateCost } from './pricing.js';
 import { diffStat, isReviewDiff } from './review-diff.js';
-import { flushLive, notice, pushItem, updateThread, type ChildThread, type UiState } from './ui-state.js';
+import { addTail, flushLive, notice, pushItem, updateThread, type ChildThread, type UiState } from './ui-state.js';
 
 const CLOSED_KEPT = 256;
+
+/** The runtime's waiting tools (DESIGN §2): new input ends them by design. */
+const WAITS = new Set(['sleep', 'sleep_until', 'sleep_until_event_or_input']);
 
 // The runtime's framing of a report, for the model; the transcript row already says who reports.
 const REPORT_PREFIX = /^(Child thread with ID \S+ has shut down\.?\s*)?(Report from (child thread|temporary child thread created to process a subscription event):\s*)?/;
@@ -32,16 +35,24 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
       const next = flushLive(s);
       return {
         ...next,
-        running: [...next.running, { callId: e.call.id, threadId: e.threadId, display, sync: e.sync, input: e.call.input }],
+        running: [...next.running, { callId: e.call.id, name: e.call.name, threadId: e.threadId, display, sync: e.sync, input: e.call.input, tail: [] }],
         rootCalls: { ...next.rootCalls, [e.call.id]: display },
       };
     }
-    case 'tool-result':
-      return finishTool(s, e.toolUseId, e.isError ? 'error' : 'ok', summarize(resultText(e.content)));
-    case 'tool-interrupted':
+    case 'tool-result': {
+      const next = e.subscription ? toBackground(s, e.threadId, e.toolUseId) : s;
+      return finishTool(next, e.toolUseId, e.isError ? 'error' : 'ok', summarize(resultText(e.content)));
+    }
+    case 'tool-interrupted': {
+      // A wait ended by an event or a message did its job.
+      const wait = WAITS.has(s.running.find((r) => r.callId === e.callId && r.threadId === e.threadId)?.name ?? '');
+      if (wait && e.reason === 'input') return finishTool(s, e.callId, 'ok', 'woken by new input');
       return finishTool(s, e.callId, 'interrupted', e.reason === 'restart' ? 'interrupted by a restart' : 'interrupted');
+    }
+    case 'tool-progress':
+      return progress(s, e);
     case 'event-injected':
-      return injected(s, e);
+      return injected(e.final ? endBackground(s, e.threadId, e.originalCallId) : s, e);
     case 'thread-spawned':
       return spawned(s, e);
     case 'compaction-started':
@@ -68,14 +79,19 @@ function reduceChild(s: UiState, e: RuntimeEvent): UiState {
     case 'tool-call': {
       const display = e.display ?? e.call.name;
       const next = updateThread(s, id, (t) => ({ ...t, tool: display }));
-      return { ...next, running: [...next.running, { callId: e.call.id, threadId: id, display, sync: e.sync, input: e.call.input }] };
+      return { ...next, running: [...next.running, { callId: e.call.id, name: e.call.name, threadId: id, display, sync: e.sync, input: e.call.input, tail: [] }] };
     }
+    case 'tool-progress':
+      return progress(s, e);
+    case 'event-injected':
+      return e.final ? endBackground(s, id, e.originalCallId) : s;
     case 'tool-result':
     case 'tool-interrupted': {
       const callId = e.type === 'tool-result' ? e.toolUseId : e.callId;
+      const moved = e.type === 'tool-result' && e.subscription ? toBackground(s, id, callId) : s;
       // A child inherits its spawn call (and gets its instructions as that call's result): the
       // same call id as the parent's running row, so match the thread too.
-      const next = { ...s, running: s.running.filter((r) => r.callId !== callId || r.threadId !== id) };
+      const next = { ...moved, running: moved.running.filter((r) => r.callId !== callId || r.threadId !== id) };
       return updateThread(next, id, (t) => ({ ...t, tool: undefined }));
     }
     case 'thread-spawned':
@@ -91,6 +107,7 @@ function reduceChild(s: UiState, e: RuntimeEvent): UiState {
         threads: s.threads.filter((t) => t.id !== id),
         closedThreads: [...s.closedThreads, id].slice(-CLOSED_KEPT),
         running: s.running.filter((r) => r.threadId !== id),
+        background: s.background.filter((b) => b.threadId !== id),
       };
     case 'error': {
       const label = s.threads.find((t) => t.id === id)?.label ?? shortId(id);
@@ -144,6 +161,31 @@ function injected(s: UiState, e: Extract<RuntimeEvent, { type: 'event-injected' 
   }
   const source = next.rootCalls[e.originalCallId] ?? (e.source === 'parent' ? 'parent' : 'event');
   return pushItem(next, { kind: 'event', source, lines: tail(body, 5) });
+}
+
+/** Output of a running call: its live tail; a background command's last word ends its row. */
+function progress(s: UiState, e: Extract<RuntimeEvent, { type: 'tool-progress' }>): UiState {
+  const same = (r: { callId: string; threadId: string }) => r.callId === e.callId && r.threadId === e.threadId;
+  if (s.running.some(same)) {
+    const ended = e.final === true;
+    return { ...s, running: s.running.map((r) => (same(r) ? { ...r, tail: addTail(r.tail, e.text), ...(ended ? { ended } : {}) } : r)) };
+  }
+  if (e.final) return endBackground(s, e.threadId, e.callId);
+  if (!s.background.some(same)) return s;
+  return { ...s, background: s.background.map((b) => (same(b) ? { ...b, tail: addTail(b.tail, e.text) } : b)) };
+}
+
+/** The call answered "still running": it leaves the running rows for the background list. */
+function toBackground(s: UiState, threadId: string, callId: string): UiState {
+  const call = s.running.find((r) => r.callId === callId && r.threadId === threadId);
+  // Ended already (its result reached the thread after the command was over): nothing runs.
+  if (!call || call.ended || s.background.some((b) => b.callId === callId && b.threadId === threadId)) return s;
+  return { ...s, background: [...s.background, { callId, threadId, display: call.display, tail: call.tail }] };
+}
+
+function endBackground(s: UiState, threadId: string, callId: string): UiState {
+  const rest = s.background.filter((b) => b.callId !== callId || b.threadId !== threadId);
+  return rest.length === s.background.length ? s : { ...s, background: rest };
 }
 
 function finishTool(s: UiState, callId: string, status: 'ok' | 'error' | 'interrupted', summary: string): UiState {

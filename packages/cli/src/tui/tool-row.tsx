@@ -9,9 +9,12 @@ const MARK: Record<Exclude<ToolRowStatus, 'running'>, { mark: string; color: str
   interrupted: { mark: '⏺', color: 'yellow' },
 };
 
-/** One tool call: its display line, then (when finished) a one-line summary of its result. */
-export function ToolRow(props: { display: string; status: ToolRowStatus; summary?: string; animate?: boolean }) {
-  const { display, status, summary } = props;
+/**
+ * One tool call: its display line, then a one-line summary of its result when finished, or the
+ * last lines of its output while it runs (commands).
+ */
+export function ToolRow(props: { display: string; status: ToolRowStatus; summary?: string; tail?: string[]; animate?: boolean }) {
+  const { display, status, summary, tail = [] } = props;
   return (
     <Box flexDirection="column">
       <Box>
@@ -19,13 +22,28 @@ export function ToolRow(props: { display: string; status: ToolRowStatus; summary
         <Text bold> {display}</Text>
       </Box>
       {status === 'running' ? (
-        <Text dimColor>  ⎿ running…</Text>
+        <OutputTail lines={tail} />
       ) : (
         <Text wrap="truncate-end" color={status === 'error' ? 'red' : status === 'interrupted' ? 'yellow' : undefined} dimColor={status === 'ok'}>
           {'  ⎿ '}
           {summary ?? ''}
         </Text>
       )}
+    </Box>
+  );
+}
+
+/** The live tail of a running command, or a placeholder before it printed anything. */
+export function OutputTail({ lines }: { lines: string[] }) {
+  if (lines.length === 0) return <Text dimColor>  ⎿ running…</Text>;
+  return (
+    <Box flexDirection="column">
+      {lines.map((l, i) => (
+        <Text key={i} dimColor wrap="truncate-end">
+          {i === 0 ? '  ⎿ ' : '    '}
+          {l}
+        </Text>
+      ))}
     </Box>
   );
 }

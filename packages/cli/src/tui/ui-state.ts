@@ -18,12 +18,35 @@ export type TranscriptItem =
 /** A tool call awaiting its result. */
 export interface RunningTool {
   callId: string;
+  /** The tool's name. */
+  name: string;
   threadId: string;
   display: string;
   /** Synchronous calls run inside the slice; only asynchronous ones outlive it. */
   sync: boolean;
   /** The raw call, kept while running so a spawn can label its child. */
   input: Record<string, unknown>;
+  /** The last lines of its output so far (commands): a live tail. */
+  tail: string[];
+  /** The tool said the work is over; its result may still be on its way. */
+  ended?: boolean;
+}
+
+/** A command that went on in the background (its call answered "still running") and hasn't ended. */
+export interface BackgroundCommand {
+  callId: string;
+  threadId: string;
+  display: string;
+  tail: string[];
+}
+
+/** Lines of live output kept per running command. */
+export const TAIL_LINES = 3;
+
+/** `tail` with `text`'s lines added, keeping the last TAIL_LINES non-empty ones. */
+export function addTail(tail: string[], text: string): string[] {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  return lines.length === 0 ? tail : [...tail, ...lines].slice(-TAIL_LINES);
 }
 
 /** A live thread other than the root. */
@@ -70,6 +93,8 @@ export interface UiState {
   /** A slice of the root runs. */
   busy: boolean;
   running: RunningTool[];
+  /** Background commands of every thread, oldest first. */
+  background: BackgroundCommand[];
   threads: ChildThread[];
   /** Recently closed threads (bounded): late events of theirs must not bring a row back. */
   closedThreads: string[];
@@ -91,6 +116,7 @@ export function initialState(info: TuiInfo): UiState {
     liveText: '',
     busy: false,
     running: [],
+    background: [],
     threads: [],
     closedThreads: [],
     rootCalls: {},

@@ -9,8 +9,18 @@ import {
   type RuntimeEvent,
   type Tool,
 } from '@infinity-code/runtime';
+import { stripVTControlCharacters } from 'node:util';
+import { render } from 'ink-testing-library';
+import { BackgroundRows } from './background-rows.js';
 import { initialState, reduce, type UiAction, type UiState } from './state.js';
 import { heldTool, lastText } from './testing.js';
+
+const frame = (node: React.ReactElement) => {
+  const ui = render(node);
+  const out = stripVTControlCharacters(ui.lastFrame() ?? '');
+  ui.unmount();
+  return out;
+};
 
 const INFO = { model: 'claude-haiku-4-5', contextWindow: 1000, backend: 'copy', sessionId: 'root' };
 
@@ -86,6 +96,79 @@ describe('the UI reducer over real runtime events', () => {
     ]);
     expect(s.state.items.find((i) => i.kind === 'tool')).toMatchObject({ display: '$ npm test', summary: 'Still running in the background.' });
     await s.system.close();
+  });
+
+  it('keeps a live tail of a command from its first line until it ends in the background', async () => {
+    let ctx: AsyncToolContext | undefined;
+    const exec: AsyncTool = {
+      kind: 'async',
+      name: 'execute_command',
+      description: 'Run a command.',
+      input_schema: { type: 'object', properties: { command: { type: 'string' } } },
+      display: (input) => `$ ${String(input.command)}`,
+      dispatch(_input, c) {
+        ctx = c;
+      },
+    };
+    const s = await session((r) => (lastText(r) === 'test' ? { toolCall: { name: 'execute_command', input: { command: 'npm test' } } } : { text: 'ok' }), [exec]);
+    await s.say('test');
+    await s.system.whenIdle({ ignoreRunningTools: true });
+    // Inside the inline window: the running row shows the output so far.
+    ctx!.progress('compiling\n');
+    ctx!.progress('PASS a.test.ts\nPASS b.test.ts');
+    expect(s.state.running).toMatchObject([{ display: '$ npm test', tail: ['compiling', 'PASS a.test.ts', 'PASS b.test.ts'] }]);
+    expect(s.state.background).toEqual([]);
+    // It goes on in the background: the row moves there, with its tail.
+    await ctx!.respond({ content: 'Still running in the background.', subscription: true });
+    await s.system.whenIdle({ ignoreRunningTools: true });
+    expect(s.state.running).toEqual([]);
+    expect(s.state.background).toMatchObject([{ display: '$ npm test', tail: ['compiling', 'PASS a.test.ts', 'PASS b.test.ts'] }]);
+    ctx!.progress('PASS c.test.ts');
+    expect(s.state.background[0]!.tail).toEqual(['PASS a.test.ts', 'PASS b.test.ts', 'PASS c.test.ts']);
+    // The command is over: its row goes at once, before its final event reaches the thread.
+    ctx!.progress('[exit code: 0]', { final: true });
+    expect(s.state.background).toEqual([]);
+    await s.system.close();
+  });
+
+  it("a child's background command is shown with the child, and goes when the child closes", () => {
+    let s = initialState(INFO);
+    const spawn = { id: 'sp', name: 'spawn_thread', input: { instructions: 'Fix the parser' } };
+    s = reduce(s, { type: 'tool-call', threadId: 'root', call: spawn, sync: false });
+    s = reduce(s, { type: 'thread-spawned', threadId: 'root', childId: 'kid', kind: 'child', spawnCallId: 'sp' });
+    s = reduce(s, { type: 'tool-call', threadId: 'kid', call: { id: 'c1', name: 'execute_command', input: {} }, sync: false, display: '$ make' });
+    s = reduce(s, { type: 'tool-progress', threadId: 'kid', callId: 'c1', text: 'cc parser.c' });
+    s = reduce(s, { type: 'tool-result', threadId: 'kid', toolUseId: 'c1', content: [], isError: false, subscription: true });
+    expect(s.background).toEqual([{ callId: 'c1', threadId: 'kid', display: '$ make', tail: ['cc parser.c'] }]);
+    // Another thread's call with the same id is not this one.
+    s = reduce(s, { type: 'tool-progress', threadId: 'root', callId: 'c1', text: 'elsewhere', final: true });
+    expect(s.background).toHaveLength(1);
+    const f = frame(<BackgroundRows commands={s.background} rootThreadId="root" threads={s.threads} animate={false} />);
+    expect(f).toContain('Running in the background (1)');
+    expect(f).toMatch(/\$ make · Fix the parser\n\s+⎿ cc parser\.c/);
+    s = reduce(s, { type: 'thread-closed', threadId: 'kid' });
+    expect(s.background).toEqual([]);
+  });
+
+  it('a command whose result comes after it ended never shows as running in the background', () => {
+    let s = initialState(INFO);
+    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'c', name: 'execute_command', input: {} }, sync: false, display: '$ make' });
+    s = reduce(s, { type: 'tool-progress', threadId: 'root', callId: 'c', text: '[exit code: 2]', final: true });
+    s = reduce(s, { type: 'tool-result', threadId: 'root', toolUseId: 'c', content: [], isError: false, subscription: true });
+    expect(s.background).toEqual([]);
+    expect(s.items.at(-1)).toMatchObject({ kind: 'tool', display: '$ make' });
+  });
+
+  it('a wait ended by new input did its job; another call ended by it was interrupted', () => {
+    let s = initialState(INFO);
+    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'w', name: 'sleep_until_event_or_input', input: {} }, sync: false, display: 'Wait for events or input' });
+    s = reduce(s, { type: 'tool-interrupted', threadId: 'root', callId: 'w', reason: 'input' });
+    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'b', name: 'build', input: {} }, sync: false, display: '$ make' });
+    s = reduce(s, { type: 'tool-interrupted', threadId: 'root', callId: 'b', reason: 'input' });
+    expect(s.items.map((i) => i.kind === 'tool' && [i.display, i.status, i.summary])).toEqual([
+      ['Wait for events or input', 'ok', 'woken by new input'],
+      ['$ make', 'interrupted', 'interrupted'],
+    ]);
   });
 
   it('prices usage per model, and says when it cannot', async () => {
