@@ -25,7 +25,8 @@ function brain(body: FakeRequestBody) {
     if (!seen.includes('spawn_thread')) {
       return { text: 'Streaming a plan: a child will update both files.', toolUse: { name: 'spawn_thread', input: { instructions: 'Update colors.txt and sizes.txt.', child_of: stack } } };
     }
-    return { text: seen.includes(REASON) ? `Noted: ${REASON}.` : 'Waiting for the child.' };
+    if (seen.includes(REASON)) return { text: `Noted: ${REASON}.` };
+    return { text: seen.includes('The user reviewed these changes') ? 'The review is in.' : 'Waiting for the child.' };
   }
   const own = seen.slice(seen.indexOf('You are now inside the thread'));
   if (!own.includes('colors.txt","old_str')) {
@@ -91,6 +92,49 @@ describe('the TUI in a real terminal', () => {
       screen.press('C-c');
       screen.press('C-c');
       screen.kill();
+    }
+  });
+
+  it('a review left open when the user quits is asked again by -c, and its decision reaches the parent', async () => {
+    const repo = gitRepo(FILES);
+    const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, HOME: tempDir(), TERM: 'xterm-256color' };
+    const command = (...args: string[]) => ['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', process.execPath, BIN, ...args];
+    const first = TmuxScreen.start(command(), { cwd: repo, env });
+    try {
+      await first.waitFor(/Ask for a change/);
+      first.type('Please update both files');
+      first.press('Enter');
+      await first.waitFor(/Review:[\s\S]*colors\.txt/);
+      // Quit without deciding: Ctrl+C twice.
+      first.press('C-c');
+      await first.waitFor(/Press Ctrl\+C again to quit/);
+      first.press('C-c');
+      await first.waitForExit();
+    } finally {
+      first.kill();
+    }
+    const reportsBefore = api.requests.filter((r) => bodyText(r.body).includes('Updated both files')).length;
+
+    const second = TmuxScreen.start(command('-c'), { cwd: repo, env });
+    try {
+      // The earlier transcript, then the same review again.
+      await second.waitFor(/Please update both files[\s\S]*Review:[\s\S]*colors\.txt[\s\S]*sizes\.txt/);
+      second.press('A');
+      await second.waitFor(/all decided/);
+      second.press('Enter');
+      await second.waitFor(/The review is in\./);
+      const after = api.requests.filter((r) => bodyText(r.body).includes('Updated both files')).slice(reportsBefore);
+      // The parent heard the decision once, with both files accepted.
+      const toParent = after.filter((r) => /Accepted[^"]*colors\.txt/.test(bodyText(r.body)));
+      expect(toParent.length).toBeGreaterThan(0);
+      expect(bodyText(toParent[0]!.body)).toMatch(/Accepted[^"]*sizes\.txt/);
+      expect(bodyText(api.requests.at(-1)!.body).match(/The user reviewed these changes/g)).toHaveLength(1);
+      // Still nothing in the working tree: that takes /diff.
+      expect(readFileSync(join(repo, 'colors.txt'), 'utf8')).toBe('colour one\n');
+    } finally {
+      second.press('C-c');
+      second.press('C-c');
+      second.kill();
     }
   });
 });

@@ -41,6 +41,24 @@ export class TmuxScreen {
     execFileSync('tmux', ['send-keys', '-t', this.name, ...keys]);
   }
 
+  /** Waits until the program has ended (its tmux session closes with it). */
+  async waitForExit(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.alive()) {
+      if (Date.now() > deadline) throw new Error(`the program did not exit; screen:\n${this.screen()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  alive(): boolean {
+    try {
+      execFileSync('tmux', ['has-session', '-t', this.name], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   kill(): void {
     try {
       execFileSync('tmux', ['kill-session', '-t', this.name], { stdio: 'ignore' });

@@ -47,6 +47,17 @@ export class ToolInputError extends Error {
   }
 }
 
+/**
+ * The system closed while a slice waited inside a synchronous call (a report under review): the
+ * slice is abandoned as if the process had stopped there, and the next start re-runs the call.
+ */
+export class SystemClosingError extends Error {
+  constructor() {
+    super('The agent system closed while this call was running; it runs again on the next start.');
+    this.name = 'SystemClosingError';
+  }
+}
+
 export class StoreError extends Error {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });

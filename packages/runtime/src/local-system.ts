@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { asyncContext, INTERRUPTED_BY_RESTART } from './dispatch.js';
+import { SystemClosingError } from './errors.js';
 import { EventBus, type Observer } from './events.js';
 import type { InputMessage } from './input.js';
 import { toolResult, userText } from './input.js';
@@ -42,6 +43,8 @@ export class LocalSystem {
   private readonly awaitingResult = new Set<string>();
   private waiters: Array<{ done: () => boolean; resolve: () => void }> = [];
   private closed = false;
+  /** Aborted by close(): a slice waiting inside a call (a report review) gives up. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly opts: LocalSystemOptions) {
     const now = opts.now ?? Date.now;
@@ -51,6 +54,7 @@ export class LocalSystem {
       this.events,
       (input) => this.deliver(input),
       (dueAt) => this.timers.arm(dueAt),
+      this.closing.signal,
     );
     this.deps = {
       ...deps,
@@ -179,6 +183,7 @@ export class LocalSystem {
   async close(): Promise<void> {
     this.closed = true;
     this.timers.stop();
+    this.closing.abort();
     for (const d of this.drivers.values()) d.abort?.abort();
     // Running tools are not waited for: their calls are dispatched, so the next start reports
     // them as interrupted rather than running them twice.
@@ -245,9 +250,12 @@ export class LocalSystem {
         await this.maybeCompact(thread);
       }
     } catch (err) {
-      // A store failure: the inputs stay in the durable queue and run again on the next start.
+      // A store failure, or closing mid-call: the inputs and the call stay durable and run again
+      // on the next start; the cached thread may be half-way through a turn, so it goes.
       this.cache.take(threadId);
-      this.events.emit({ type: 'error', threadId, kind: 'store', message: (err as Error).message });
+      if (!(err instanceof SystemClosingError)) {
+        this.events.emit({ type: 'error', threadId, kind: 'store', message: (err as Error).message });
+      }
     } finally {
       this.drivers.delete(threadId);
       this.checkIdle();

@@ -5,11 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { toolResult, userText, type InputMessage } from './input.js';
 import { LocalSystem } from './local-system.js';
 import { text } from './messages.js';
-import { ScriptedProvider } from './scripted-provider.js';
+import { ScriptedProvider, type ScriptedReply } from './scripted-provider.js';
 import { SqliteStore } from './sqlite-store.js';
 import { StepSystem } from './step-system.js';
 import type { CompletionRequest } from './provider.js';
-import { shape, tempDir } from './test-support/harness.js';
+import { lastText, shape, tempDir, threadOf } from './test-support/harness.js';
 import type { AsyncTool } from './tool.js';
 
 const brain = (r: CompletionRequest) =>
@@ -196,6 +196,71 @@ describe('timers that came due while the process was down', () => {
     await reader.close();
     expect(shape(t.history)).toEqual(['user:text', 'assistant:text+tool_use', 'user:tool_result', 'assistant:text']);
     expect(t.record.pendingCall).toBeNull();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('a report under review when the system closes', () => {
+  it('is abandoned by close() and reviewed again, then delivered once, after the restart', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'state.db');
+    const brain = (r: CompletionRequest): ScriptedReply => {
+      const me = threadOf(r);
+      if (me.stack.length === 1) {
+        return lastText(r) === 'go'
+          ? { toolCall: { name: 'spawn_thread', input: { instructions: 'edit', child_of: me.stack } } }
+          : { text: 'ok' };
+      }
+      return lastText(r).startsWith('Report sent')
+        ? { text: 'done' }
+        : { toolCall: { name: 'report_to_parent', input: { report: 'edited a.ts' } } };
+    };
+    const reviewed: string[] = [];
+    let asked!: () => void;
+    const underReview = new Promise<void>((resolve) => (asked = resolve));
+    // First life: the human never decides; closing must not wait for them.
+    const first = new LocalSystem({
+      store: new SqliteStore({ path: db }),
+      provider: new ScriptedProvider(brain),
+      model: 'm',
+      reviewReport: (t, _report, { signal }) =>
+        new Promise((_resolve, reject) => {
+          reviewed.push(t.id);
+          signal.addEventListener('abort', () => reject(new Error('closing')), { once: true });
+          asked();
+        }),
+    });
+    const errors: string[] = [];
+    first.subscribe((e) => e.type === 'error' && errors.push(e.message));
+    await first.send(userText('root', 'go', 'u1'));
+    await underReview;
+    await first.close();
+    expect(reviewed).toHaveLength(1);
+    // Closing is not an error, and the report did not reach the parent.
+    expect(errors).toEqual([]);
+    const between = new SqliteStore({ path: db });
+    expect(JSON.stringify((await between.loadThread('root'))!.history)).not.toContain('edited a.ts');
+    await between.close();
+
+    // Second life: the same report is reviewed again and reaches the parent once, with the verdict.
+    const second = new LocalSystem({
+      store: new SqliteStore({ path: db }),
+      provider: new ScriptedProvider(brain),
+      model: 'm',
+      reviewReport: async (t, report) => {
+        reviewed.push(t.id);
+        return { note: `The human accepted: ${report}` };
+      },
+    });
+    await second.start();
+    await second.whenIdle();
+    await second.close();
+    expect(reviewed).toHaveLength(2);
+    expect(reviewed[1]).toBe(reviewed[0]);
+    const reader = new SqliteStore({ path: db });
+    const root = JSON.stringify((await reader.loadThread('root'))!.history);
+    await reader.close();
+    expect(root.match(/The human accepted: edited a\.ts/g)).toHaveLength(1);
     rmSync(dir, { recursive: true, force: true });
   });
 });

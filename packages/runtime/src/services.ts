@@ -6,9 +6,14 @@ import type { ToolRegistry } from './tool-registry.js';
 /**
  * Looks at a child's report before its parent gets it: may attach structured data for UIs (the
  * child's diff) and a note the parent's model reads (e.g. the human's verdict on the diff). The
- * child waits while this runs.
+ * child waits while this runs. `signal` aborts when the system closes: a review nobody will
+ * finish now should reject, and the report is reviewed again after the next start.
  */
-export type ReportReviewer = (thread: ThreadRecord, report: string) => Promise<{ attachment?: unknown; note?: string }>;
+export type ReportReviewer = (
+  thread: ThreadRecord,
+  report: string,
+  ctx: { signal: AbortSignal },
+) => Promise<{ attachment?: unknown; note?: string }>;
 
 export interface Limits {
   /** Open threads under one root, the root included. */
@@ -37,4 +42,6 @@ export interface RuntimeServices {
   now(): number;
   /** Runs before a child's report is delivered (the CLI reviews the child's diff here). */
   reviewReport?: ReportReviewer;
+  /** Aborted when the system closes (local mode): waits inside slices give up. */
+  closing: AbortSignal;
 }

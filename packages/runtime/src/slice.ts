@@ -1,5 +1,5 @@
 import { runCompletion, type RetryPolicy } from './completion.js';
-import { ModelError } from './errors.js';
+import { ModelError, SystemClosingError } from './errors.js';
 import type { EventBus, SliceOutcome } from './events.js';
 import { buildReplyTurn, Turn } from './turn.js';
 import { toRequestMessages } from './history.js';
@@ -197,6 +197,8 @@ async function runSync(deps: SliceDeps, thread: LoadedThread, tx: Turn, tool: Sy
       thread: thread.record,
     });
   } catch (err) {
+    // Closing: no result is recorded, so the committed call stays pending and re-runs next start.
+    if (deps.closing.aborted) throw new SystemClosingError();
     output = { content: `Error: ${err instanceof Error ? err.message : String(err)}`, isError: true };
   }
   tx.pendingCall = null;

@@ -46,6 +46,7 @@ export function sliceDeps(
   bus: EventBus,
   deliver: (input: InputMessage) => Promise<unknown>,
   timerAdded: (dueAt: number) => void,
+  closing: AbortSignal = new AbortController().signal,
 ): SliceDeps {
   const model = opts.model;
   const prompt = opts.systemPrompt ?? DEFAULT_BASE_PROMPT;
@@ -56,6 +57,7 @@ export function sliceDeps(
     limits: { ...DEFAULT_LIMITS, ...opts.limits },
     deliver,
     timerAdded,
+    closing,
     now: opts.now ?? Date.now,
     provider: opts.provider,
     model: typeof model === 'string' ? () => model : model,

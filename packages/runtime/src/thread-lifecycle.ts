@@ -183,7 +183,7 @@ export async function deliverReport(
   prefix: string,
 ): Promise<string | undefined> {
   if (child.parentId === null) return undefined;
-  const review = s.reviewReport ? await s.reviewReport(child as ThreadRecord, report) : {};
+  const review = s.reviewReport ? await s.reviewReport(child as ThreadRecord, report, { signal: s.closing }) : {};
   const body: ReportInput = {
     kind: 'report',
     spawnCallId: child.spawnCallId ?? 'unknown',

@@ -13,7 +13,7 @@ export interface SessionHooks {
   setModel?(id: string): Promise<{ contextWindow?: number } | void>;
   /** A fresh root thread (and whatever else a session owns); defaults to a new thread id. */
   newSession?(): Promise<{ sessionId: string; rootThreadId?: string }>;
-  /** Release the session; defaults to closing the system (without waiting on pending reviews). */
+  /** Release the session; defaults to closing the system. */
   quit?(): Promise<void>;
 }
 
@@ -50,13 +50,9 @@ export function localController({ system, rootThreadId, reviews, hooks = {} }: L
     },
     compact: () => system.compact(root),
     async quit() {
+      // A review left open is abandoned by the close; the next start asks it again.
       if (hooks.quit) return hooks.quit();
-      const closing = system.close();
-      // A child blocked on a review holds close() until the decision, which will not come now.
-      // Leaving is then like a crash at that point, which the runtime recovers from: the report
-      // call is re-run on the next start and its review asked again.
-      if (reviews && reviews.waiting() > 0) return;
-      await closing;
+      await system.close();
     },
     async newSession() {
       const s = hooks.newSession ? await hooks.newSession() : { sessionId: randomUUID() };

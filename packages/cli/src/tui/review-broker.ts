@@ -36,14 +36,21 @@ export function createReviewBroker(opts: ReviewBrokerOptions): ReviewBroker {
   const waiting = new Map<string, Waiting>();
   let listeners: Array<(request: ReviewRequest) => void> = [];
   return {
-    async reviewer(thread) {
+    async reviewer(thread, _report, { signal }) {
       const diff = await opts.diffOf(thread);
       if (!diff || diff.files.length === 0) return {};
       const request: ReviewRequest = { id: `review:${randomUUID()}`, kind: 'report', childThreadId: thread.id, diff };
       const note = await new Promise<string>((release, fail) => {
+        // Quitting with the review open: the runtime abandons the report and asks again next start.
+        const abandon = () => {
+          if (waiting.delete(request.id)) fail(new Error('the session closed before the review was decided'));
+        };
+        if (signal.aborted) return abandon();
+        signal.addEventListener('abort', abandon, { once: true });
         waiting.set(request.id, {
           request,
           async decide(decision) {
+            signal.removeEventListener('abort', abandon);
             try {
               const outcome = await opts.apply(request, decision);
               release(reviewNote(decision, outcome));
