@@ -174,3 +174,47 @@ describe('quitting with a review pending', () => {
     await expect(rig.run(() => rig!.controller.resolveReview(review, { accepted: [], rejected: [] }))).rejects.toThrow(/no review .* is waiting/);
   });
 });
+
+describe('files the user edits during the session', () => {
+  it('are listed, flagged in a review that touches them, and /refresh hands them to the agent', async () => {
+    let tell: (paths: string[]) => void = () => undefined;
+    let refreshed = 0;
+    rig = await startRig({
+      brain: () => ({ text: 'ok' }),
+      hooks: {
+        watchUserEdits(listener) {
+          tell = listener;
+          listener([]);
+          return () => (tell = () => undefined);
+        },
+        async refreshBase() {
+          refreshed++;
+          tell([]);
+          return { message: 'The agent now sees your version of src/parser.ts.' };
+        },
+        showDiff: async () => PARSER_DIFF,
+        applyToWorkingTree: async () => ({ message: 'Applied.' }),
+      },
+    });
+    await rig.submit('/refresh');
+    expect(rig.frame()).toContain('You have not edited any file since the session began: nothing to refresh.');
+    expect(refreshed).toBe(0);
+
+    await rig.run(async () => tell(['README.md', 'src/parser.ts']));
+    expect(rig.frame()).toContain('✎ You edited 2 files since the session began (README.md, src/parser.ts)');
+    // A review of a diff touching one of them says so before anything is applied.
+    await rig.submit('/diff');
+    const review = rig.frame();
+    expect(review).toContain('⚠ You edited src/parser.ts yourself since the session began: applying merges 3-way');
+    expect(review).toMatch(/M src\/parser\.ts .*✎ edited by you/);
+    expect(review).not.toMatch(/test\/parser\.test\.ts .*edited by you/);
+    await rig.press('R', 'later', '\r', '\r');
+    await rig.settle();
+
+    await rig.submit('/refresh');
+    expect(refreshed).toBe(1);
+    const after = rig.frame();
+    expect(after).toContain('The agent now sees your version of src/parser.ts.');
+    expect(after).not.toContain('✎ You edited');
+  });
+});

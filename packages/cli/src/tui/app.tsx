@@ -10,6 +10,7 @@ import { complete } from './slash-commands.js';
 import { StatusLine } from './status-line.js';
 import type { UiStore } from './store.js';
 import { ThreadRows } from './thread-rows.js';
+import { editWarning, UserEdits } from './user-edits.js';
 import { Transcript } from './transcript.js';
 
 /** A second Ctrl+C within this window quits. */
@@ -69,6 +70,7 @@ export function App({ store, controller, animate = true }: AppProps) {
 
   const onSubmit = useCallback((line: string) => void submitLine(ctx, line), [ctx]);
   const review = state.reviews[0];
+  const warning = review ? editWarning(review, state.userEdited) : undefined;
   const rootRunning = state.running.filter((r) => r.threadId === state.rootThreadId);
   return (
     <Box flexDirection="column">
@@ -83,11 +85,13 @@ export function App({ store, controller, animate = true }: AppProps) {
           title={review.title}
           isActive={keyboard}
           maxHunkLines={Math.max(6, rows - 18)}
+          {...(warning ? { warning } : {})}
           onDecision={(d) => void decideReview(ctx, review, d)}
         />
       ) : (
         <PromptInput onSubmit={onSubmit} complete={complete} isActive={keyboard} placeholder="Ask for a change, or /help" />
       )}
+      <UserEdits paths={state.userEdited} />
       {state.reviews.length > 1 ? <Text color="yellow">{state.reviews.length - 1} more to review after this one</Text> : null}
       <StatusLine status={state.status} {...(state.quitArmed ? { hint: 'Press Ctrl+C again to quit.' } : {})} />
     </Box>

@@ -70,6 +70,11 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
         const r = await controller.setModel(cmd.id);
         return store.dispatch({ type: 'ui:model', model: cmd.id, ...(r?.contextWindow ? { contextWindow: r.contextWindow } : {}) });
       }
+      case 'refresh': {
+        if (store.getState().userEdited.length === 0) return say(ctx, 'You have not edited any file since the session began: nothing to refresh.');
+        const outcome = await controller.refreshBase();
+        return say(ctx, outcome.message);
+      }
       case 'diff': {
         const diff = await controller.showDiff();
         if (!diff || diff.files.length === 0) return say(ctx, 'No changes to review yet.');

@@ -73,4 +73,12 @@ export interface TuiController {
    * parent's model; for `/diff`, apply the accepted hunks to the working tree (3-way).
    */
   resolveReview(request: ReviewRequest, decision: ReviewDecision): Promise<ReviewOutcome>;
+  /**
+   * Files of the working tree the user changed since the sandboxes' base was taken (sorted,
+   * repository-relative): the current list at once, then each time it changes. Returns the
+   * unsubscribe function.
+   */
+  onUserEdits(listener: (paths: string[]) => void): () => void;
+  /** Take the user's edits into the sandboxes' base (`/refresh`): the agent sees them from now on. */
+  refreshBase(): Promise<ReviewOutcome>;
 }

@@ -43,5 +43,7 @@ export function deferredController(ready: Promise<TuiController>): TuiController
     setModel: async (id) => (await ready).setModel(id),
     showDiff: async () => (await ready).showDiff(),
     resolveReview: async (r, d) => (await ready).resolveReview(r, d),
+    onUserEdits: (listener: (paths: string[]) => void) => later((c) => c.onUserEdits(listener)),
+    refreshBase: async () => (await ready).refreshBase(),
   };
 }

@@ -22,6 +22,8 @@ export interface DiffReviewProps {
   isActive: boolean;
   /** Lines of the focused hunk to show; keeps the live region shorter than the terminal. */
   maxHunkLines?: number;
+  /** Said before anything is applied: files of this diff the user edited too (see editWarning). */
+  warning?: { files: string[]; text: string };
 }
 
 const STATUS_LETTER: Record<ReviewFile['status'], string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
@@ -45,7 +47,7 @@ function keyToAction(s: ReviewState, input: string, key: Key): ReviewAction | nu
 }
 
 /** Review a diff file by file and hunk by hunk: accept, or reject with a reason. */
-export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 20 }: DiffReviewProps) {
+export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 20, warning }: DiffReviewProps) {
   const [get, update] = useLatestState<ReviewState>(() => initialReview(diff));
   useInput(
     (input, key) => {
@@ -64,7 +66,8 @@ export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 2
       <Text bold>
         Review: {title} <Text color="gray">({diffStat(diff)})</Text>
       </Text>
-      <FileList state={s} />
+      {warning ? <Text color="red">⚠ {warning.text}</Text> : null}
+      <FileList state={s} edited={warning?.files ?? []} />
       <Hunks state={s} maxLines={maxHunkLines} />
       {s.reason ? (
         <Text>
@@ -84,7 +87,7 @@ export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 2
   );
 }
 
-function FileList({ state }: { state: ReviewState }) {
+function FileList({ state, edited }: { state: ReviewState; edited: string[] }) {
   return (
     <Box flexDirection="column" marginTop={1}>
       {state.diff.files.map((f, i) => {
@@ -101,6 +104,7 @@ function FileList({ state }: { state: ReviewState }) {
               {t.accepted > 0 ? <Text color="green">✓{t.accepted} </Text> : null}
               {t.rejected > 0 ? <Text color="red">✗{t.rejected} </Text> : null}/{t.total}
             </Text>
+            {edited.includes(f.path) ? <Text color="red">  ✎ edited by you</Text> : null}
           </Text>
         );
       })}

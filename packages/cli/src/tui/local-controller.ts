@@ -13,6 +13,10 @@ export interface SessionHooks {
   setModel?(id: string): Promise<{ contextWindow?: number } | void>;
   /** A fresh root thread (and whatever else a session owns); defaults to a new thread id. */
   newSession?(): Promise<{ sessionId: string; rootThreadId?: string }>;
+  /** The user's edits to the working tree since the base (see TuiController.onUserEdits). */
+  watchUserEdits?(listener: (paths: string[]) => void): () => void;
+  /** Take the user's edits into the sandboxes' base (`/refresh`). */
+  refreshBase?(): Promise<ReviewOutcome>;
   /** Release the session; defaults to closing the system. */
   quit?(): Promise<void>;
 }
@@ -65,6 +69,11 @@ export function localController({ system, rootThreadId, reviews, hooks = {} }: L
       return hooks.setModel(id);
     },
     showDiff: () => (hooks.showDiff ? hooks.showDiff() : Promise.resolve(null)),
+    onUserEdits: (listener) => (hooks.watchUserEdits ? hooks.watchUserEdits(listener) : () => {}),
+    async refreshBase() {
+      if (!hooks.refreshBase) throw new Error('refreshing the base is not available in this session');
+      return hooks.refreshBase();
+    },
     async resolveReview(request, decision) {
       if (request.kind === 'report') {
         if (!reviews) throw new Error('no review is waiting');

@@ -8,7 +8,8 @@ export type SlashCommand =
   | { name: 'model'; id?: string }
   | { name: 'stop' }
   | { name: 'diff' }
-  | { name: 'compact' };
+  | { name: 'compact' }
+  | { name: 'refresh' };
 
 export type SlashName = SlashCommand['name'];
 
@@ -21,6 +22,7 @@ export const COMMANDS: ReadonlyArray<{ name: SlashName; args?: string; help: str
   { name: 'stop', help: 'stop what the agent is doing now' },
   { name: 'diff', help: "review the session's changes and apply them to your working tree" },
   { name: 'compact', help: 'summarise the conversation to free context' },
+  { name: 'refresh', help: 'let the agent see the files you edited since the session began' },
 ];
 
 const ALIASES: Readonly<Record<string, SlashName>> = { exit: 'quit', q: 'quit', clear: 'new', '?': 'help' };

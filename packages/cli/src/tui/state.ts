@@ -24,7 +24,9 @@ export type UiAction =
   | { type: 'ui:review-open'; review: ReviewRequest & { title?: string } }
   /** A review was decided (or failed); it leaves the queue. */
   | { type: 'ui:review-closed'; id: string }
-  | { type: 'ui:quit-armed'; armed: boolean };
+  | { type: 'ui:quit-armed'; armed: boolean }
+  /** Files the user changed in the working tree since the sandboxes' base (the full list). */
+  | { type: 'ui:user-edits'; paths: string[] };
 
 function isUiAction(x: RuntimeEvent | UiAction): x is UiAction {
   return x.type.startsWith('ui:');
@@ -57,6 +59,8 @@ function reduceUi(s: UiState, a: UiAction): UiState {
           ...initialState({ ...s.status, rootThreadId: a.rootThreadId }),
           nextId: s.nextId,
           epoch: s.epoch + 1,
+          // Same sandboxes, same base: the user's edits still differ from it.
+          userEdited: s.userEdited,
           status: { ...s.status, sessionId: a.sessionId, contextTokens: 0 },
         },
         'info',
@@ -93,5 +97,7 @@ function reduceUi(s: UiState, a: UiAction): UiState {
       return { ...s, reviews: s.reviews.filter((r) => r.id !== a.id) };
     case 'ui:quit-armed':
       return { ...s, quitArmed: a.armed };
+    case 'ui:user-edits':
+      return { ...s, userEdited: a.paths };
   }
 }

@@ -27,6 +27,7 @@ export function createUiStore(controller: TuiController, info: TuiInfo): UiStore
   };
   const unsubscribe = controller.subscribe(dispatch);
   const unsubscribeReviews = controller.onReviewRequest((review) => dispatch({ type: 'ui:review-open', review }));
+  const unsubscribeEdits = controller.onUserEdits((paths) => dispatch({ type: 'ui:user-edits', paths }));
   return {
     getState: () => state,
     dispatch,
@@ -39,6 +40,7 @@ export function createUiStore(controller: TuiController, info: TuiInfo): UiStore
     disconnect() {
       unsubscribe();
       unsubscribeReviews();
+      unsubscribeEdits();
     },
   };
 }

@@ -105,6 +105,8 @@ export interface UiState {
   reviews: PendingReview[];
   /** Ctrl+C was pressed once: the next press quits. */
   quitArmed: boolean;
+  /** Files the user changed in the working tree since the sandboxes' base was taken. */
+  userEdited: string[];
 }
 
 export function initialState(info: TuiInfo): UiState {
@@ -131,6 +133,7 @@ export function initialState(info: TuiInfo): UiState {
     },
     reviews: [],
     quitArmed: false,
+    userEdited: [],
   };
 }
 
