@@ -1,7 +1,7 @@
 // The terminal UI in a real terminal (tmux) against a local fake Messages API: the user types a
 // task, sees streamed text, reviews a child's diff hunk by hunk, and the rejection reason reaches
 // the model.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeMessagesApi, type FakeMessagesApi, type FakeRequestBody } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -135,6 +135,37 @@ describe('the TUI in a real terminal', () => {
       second.press('C-c');
       second.press('C-c');
       second.kill();
+    }
+  });
+
+  it('marks files the user edits meanwhile, warns in a review that touches them, and /refresh hands them over', async () => {
+    const repo = gitRepo(FILES);
+    const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, HOME: tempDir(), TERM: 'xterm-256color' };
+    const screen = TmuxScreen.start(['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', process.execPath, BIN], { cwd: repo, env });
+    try {
+      // The session (and its snapshot of the tree) is open once the status line names the sandbox.
+      await screen.waitFor(/sandbox (overlay|copy)/);
+      writeFileSync(join(repo, 'colors.txt'), 'colour one\nadded by the user\n');
+      await screen.waitFor(/You edited 1 file since the session began \(colors\.txt\)/);
+      screen.type('Please update both files');
+      screen.press('Enter');
+      await screen.waitFor(/Review:[\s\S]*⚠ You edited colors\.txt yourself[\s\S]*colors\.txt .*edited by you/);
+      screen.press('A');
+      await screen.waitFor(/all decided/);
+      screen.press('Enter');
+      await screen.waitFor(/The review is in\./);
+      screen.type('/refresh');
+      screen.press('Enter');
+      // The root's sandbox changed colors.txt itself (the accepted review): its version wins there.
+      await screen.waitFor(/The agent had changed colors\.txt itself/);
+      await screen.waitFor(/Ask for a change/);
+      expect(screen.screen()).not.toMatch(/You edited 1 file/);
+      // The user's file is untouched by all this.
+      expect(readFileSync(join(repo, 'colors.txt'), 'utf8')).toBe('colour one\nadded by the user\n');
+    } finally {
+      screen.press('C-c');
+      screen.press('C-c');
+      screen.kill();
     }
   });
 });

@@ -10,7 +10,14 @@ import {
   type RuntimeEvent,
   type Tool,
 } from '@infinity-code/runtime';
-import { openSession, SandboxError, type BackendName, type SandboxDiff, type SandboxSession } from '@infinity-code/sandbox';
+import {
+  openSession,
+  SandboxError,
+  type BackendName,
+  type BaseRefresh,
+  type SandboxDiff,
+  type SandboxSession,
+} from '@infinity-code/sandbox';
 import { codingTools } from '@infinity-code/tools';
 import type { Config } from './config.js';
 import { basePrompt } from './instructions.js';
@@ -143,6 +150,19 @@ export class AgentSession {
       if (!diff.isEmpty) out.push({ threadId, files: diff.files.map((f) => f.path) });
     }
     return out;
+  }
+
+  /**
+   * Files of the user's working tree that differ from the sandboxes' base now (edited since the
+   * session began, or since the last refresh).
+   */
+  changedSinceBase(): Promise<string[]> {
+    return this.sandboxSession.changedSinceSnapshot();
+  }
+
+  /** Takes the user's edits into every sandbox's base; a sandbox's own changes to a file win. */
+  refreshBase(): Promise<BaseRefresh> {
+    return this.sandboxSession.refreshBase();
   }
 
   /** The sandbox session's id, to resume it next time. */

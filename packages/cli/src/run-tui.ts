@@ -56,14 +56,24 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
 /**
  * React and its reconciler choose their production builds by NODE_ENV when first loaded: those
  * load and render faster. Set only for the import, so commands the agent runs never inherit it.
+ *
+ * Ink's layout engine (yoga-layout) instantiates its WebAssembly while it loads, from a data: URL
+ * through fetch() when fetch exists; the first fetch() loads Node's HTTP client (undici), some
+ * 100 ms before the first frame. Without fetch it decodes the same bytes itself, so fetch is
+ * hidden for the import only (nothing else runs then); the SDK loads undici later, off the
+ * first frame's path.
  */
 async function importUi(): Promise<typeof import('./tui/index.js')> {
   const had = Object.prototype.hasOwnProperty.call(process.env, 'NODE_ENV');
   const previous = process.env.NODE_ENV;
   if (!had) process.env.NODE_ENV = 'production';
+  const fetchProperty = Object.getOwnPropertyDescriptor(globalThis, 'fetch');
+  const hideFetch = fetchProperty?.configurable === true;
+  if (hideFetch) Object.defineProperty(globalThis, 'fetch', { value: undefined, writable: true, configurable: true });
   try {
     return await import('./tui/index.js');
   } finally {
+    if (hideFetch) Object.defineProperty(globalThis, 'fetch', fetchProperty);
     if (!had) delete process.env.NODE_ENV;
     else process.env.NODE_ENV = previous;
   }
@@ -82,11 +92,13 @@ interface OpenArgs {
 async function openController(
   a: OpenArgs,
 ): Promise<{ controller: TuiController; backend: string; history: readonly HistoryMessage[] }> {
-  const [{ AgentSession }, review, { toReviewDiff }, tui] = await Promise.all([
+  const [{ AgentSession }, review, { toReviewDiff }, tui, { userEditsFeed }, { describeRefresh }] = await Promise.all([
     import('./agent-session.js'),
     import('./review.js'),
     import('./git-patch.js'),
     import('./tui/index.js'),
+    import('./user-edits-feed.js'),
+    import('./refresh-message.js'),
   ]);
   let broker!: ReturnType<typeof tui.createReviewBroker>;
   const agent = await AgentSession.open({
@@ -112,6 +124,7 @@ async function openController(
     ...(a.flags.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: a.flags.maxTurns } } : {}),
   });
   a.registry.setSandboxSession(a.session.id, agent.sandboxSessionId);
+  const edits = userEditsFeed({ root: a.root, changed: () => agent.changedSinceBase() });
   const controller = tui.localController({
     system: agent.system,
     rootThreadId: a.session.id,
@@ -139,8 +152,17 @@ async function openController(
         const s = a.registry.create('interactive session');
         return { sessionId: s.id, rootThreadId: s.id };
       },
+      watchUserEdits: (listener) => edits.subscribe(listener),
+      async refreshBase() {
+        const refreshed = await agent.refreshBase();
+        await edits.recheck();
+        return { message: describeRefresh(refreshed) };
+      },
       // Kept: `infinity-code -c` continues with the same sandboxes.
-      quit: () => agent.close({ keep: true }),
+      async quit() {
+        await edits.close();
+        await agent.close({ keep: true });
+      },
     },
   });
   // A continued session shows its earlier transcript.

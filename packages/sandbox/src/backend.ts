@@ -3,19 +3,35 @@ import type { Snapshot } from './base-snapshot.js';
 import type { Containment } from './exec.js';
 import type { GitRunner } from './git.js';
 import type { RepoInfo } from './repo.js';
+import type { TreeChange } from './tree-changes.js';
 
 export type BackendName = 'overlay-userns' | 'overlay-root' | 'copy';
 
-/** Everything a backend needs to know about the session it serves. */
+/**
+ * Everything a backend needs to know about the session it serves. The base parts (`snapshot`,
+ * `baseIndex`, `deltaLayer`) change when the base is refreshed, and only while every sandbox of
+ * the session is held exclusively (see SandboxSession.refreshBase): read them when used, never
+ * keep a copy.
+ */
 export interface SessionContext {
   readonly sessionId: string;
   readonly sessionDir: string;
   readonly repo: RepoInfo;
-  readonly snapshot: Snapshot;
-  /** The snapshot checked out (outside the repository); the bottom layer of every sandbox. */
+  /** The snapshot diffs compare against: the one taken at open, or the latest refresh's. */
+  snapshot: Snapshot;
+  /** The snapshot taken at open, checked out (outside the repository) as `baseDir`; it never changes. */
   readonly baseDir: string;
-  /** Index of `baseDir` with fresh stat data; sandboxes copy it. */
-  readonly baseIndex: string;
+  /** Tree that `baseDir` holds. */
+  readonly baseTree: string;
+  /** Index of `baseDir` with fresh stat data. */
+  readonly baseDirIndex: string;
+  /** Index of `snapshot` (stat data as fresh as the backend can make it); sandboxes copy it. */
+  baseIndex: string;
+  /**
+   * Overlay backends: the layer (session-relative) that turns `baseDir` into `snapshot`, between
+   * the base and every sandbox's own layers; undefined until the base is first refreshed.
+   */
+  deltaLayer: string | undefined;
   /** Session object store (the user's objects are its alternate). */
   readonly objectsDir: string;
   /** Scratch space for temporary indexes and patch files. */
@@ -24,6 +40,22 @@ export interface SessionContext {
   readonly heavyDirs: readonly string[];
   /** Env that routes new objects into the session store. */
   readonly objectEnv: Readonly<Record<string, string>>;
+}
+
+/** The snapshot sandboxes are being moved from and to by a base refresh. */
+export interface BaseChange {
+  from: Snapshot;
+  to: Snapshot;
+  /** Every path (file, symlink) that differs between the two snapshots, as `to` has it. */
+  changes: readonly TreeChange[];
+}
+
+/** The files of a refreshed base, session-relative; nothing refers to them until the session records them. */
+export interface PreparedBase {
+  /** Index of the new snapshot. */
+  index: string;
+  /** Overlay backends: the delta layer from `baseTree` to the new snapshot. */
+  layer?: string;
 }
 
 export type DiffSince = 'spawn' | 'snapshot';
@@ -106,6 +138,29 @@ export interface BackendSession {
    * still come back.
    */
   restore(saved: readonly SavedSandbox[]): Promise<RestoredSandboxes>;
+  /**
+   * True when a sandbox's commands must have ended before its base can change (the overlay
+   * backends remount its view, which would kill them); false when files change under them.
+   */
+  readonly rebaseNeedsIdle: boolean;
+  /**
+   * Builds what the base refreshed to `next` consists of, under names derived from `number`,
+   * without changing anything a sandbox uses. Deletes what an interrupted earlier attempt left
+   * under those names first. Cost follows the files that differ from the base, not the repository.
+   */
+  prepareBase(next: Snapshot, number: number): Promise<PreparedBase>;
+  /**
+   * Moves one sandbox from `change.from` onto the session's current base (the context already
+   * names it): from now on it sees the new snapshot wherever neither it nor its ancestors changed
+   * the path. The caller holds the sandbox exclusively (idle when rebaseNeedsIdle). Idempotent,
+   * so a resume can repeat it after a crash in the middle of a refresh.
+   */
+  rebase(sb: BackendSandbox, change: BaseChange): Promise<void>;
+  /**
+   * Of the changed paths, those where the sandbox, after rebase(), does not see the current snapshot
+   * (it or an ancestor changed them itself). Same preconditions as rebase().
+   */
+  overridden(sb: BackendSandbox, change: BaseChange): Promise<string[]>;
 }
 
 export interface ProbeOutcome {

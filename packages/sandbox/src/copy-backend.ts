@@ -1,13 +1,15 @@
 import { spawn, type SpawnOptions } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type {
   BackendSandbox,
   BackendSession,
+  BaseChange,
   CommandSpec,
   DiffSince,
+  PreparedBase,
   ProbeOutcome,
   RestoredSandboxes,
   SandboxBackend,
@@ -15,12 +17,16 @@ import type {
   SessionContext,
   SpawnedCommand,
 } from './backend.js';
-import { PLUMBING_CONFIG } from './base-snapshot.js';
+import { PLUMBING_CONFIG, type Snapshot } from './base-snapshot.js';
+import { rebaseCopy } from './copy-rebase.js';
+import { deltaNames } from './delta-layer.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
 import { hostGit, text, type GitRunner } from './git.js';
 import { killProcessesWithEnv } from './proc.js';
 import { removeUnlisted } from './registry.js';
+import { moveSandboxGit } from './sandbox-git-rebase.js';
 import { inheritedEnv } from './secret-env.js';
+import { applyToIndex, treeChanges } from './tree-changes.js';
 
 /** How copy-backend commands are contained beyond their process group. */
 export type CommandContainment = 'pid-namespace' | 'env-marker';
@@ -117,9 +123,17 @@ class CopySession implements BackendSession {
   }
 
   async createRoot(name: string): Promise<BackendSandbox> {
+    const { baseDir, baseDirIndex, baseTree, snapshot } = this.ctx;
     const sb = this.sandbox(name);
     await mkdir(sb.treeDir, { recursive: true });
-    await copyTree(this.ctx.baseDir, sb.treeDir);
+    await copyTree(baseDir, sb.treeDir);
+    await copyFile(baseDirIndex, sb.diffIndex);
+    if (snapshot.tree !== baseTree) {
+      // The base is the snapshot taken at open; a refresh since then is checked out on top,
+      // touching only the files that differ (and leaving their stat data in the diff index).
+      const args = [`--git-dir=${this.ctx.repo.gitDir}`, `--work-tree=${sb.treeDir}`, 'read-tree', '--reset', '-u', baseTree, snapshot.tree];
+      await hostGit([...PLUMBING_CONFIG, ...args], { cwd: sb.treeDir, env: { ...this.ctx.objectEnv, GIT_INDEX_FILE: sb.diffIndex } });
+    }
     for (const heavy of this.ctx.heavyDirs) {
       // Fixed when the session opened; the user may have deleted it since.
       if (!(await pathExists(path.join(this.ctx.repo.root, heavy)))) continue;
@@ -128,8 +142,7 @@ class CopySession implements BackendSession {
       await copyTree(path.join(this.ctx.repo.root, heavy), target);
     }
     await this.writePrivateGitDir(sb.treeDir);
-    await copyFile(this.ctx.baseIndex, sb.diffIndex);
-    sb.spawnTree = this.ctx.snapshot.tree;
+    sb.spawnTree = snapshot.tree;
     return sb;
   }
 
@@ -145,6 +158,45 @@ class CopySession implements BackendSession {
 
   async collectGarbage(): Promise<void> {
     // Copies share nothing; each sandbox's storage goes with it.
+  }
+
+  // Files change under running commands, as if the user had edited the copy.
+  readonly rebaseNeedsIdle = false;
+
+  /** Only an index: copies take the new snapshot's files themselves (see rebase and createRoot). */
+  async prepareBase(next: Snapshot, number: number): Promise<PreparedBase> {
+    const { index } = deltaNames(number);
+    const file = path.join(this.ctx.sessionDir, index);
+    const partial = `${file}.partial`;
+    await mkdir(path.dirname(file), { recursive: true });
+    await copyFile(this.ctx.baseDirIndex, partial);
+    try {
+      await applyToIndex(this.ctx, partial, await treeChanges(this.ctx, this.ctx.baseTree, next.tree));
+      await rename(partial, file);
+    } finally {
+      await rm(partial, { force: true });
+      await rm(`${partial}.lock`, { force: true });
+    }
+    return { index };
+  }
+
+  /** What each sandbox's last rebase left overridden, so overridden() need not hash the copy again. */
+  private readonly lastRebase = new WeakMap<CopySandbox, { change: BaseChange; overridden: string[] }>();
+
+  async rebase(sandbox: BackendSandbox, change: BaseChange): Promise<void> {
+    const sb = sandbox as CopySandbox;
+    const done = await rebaseCopy(this.ctx, { treeDir: sb.treeDir, spawnTree: sb.spawnTree!, currentTree: () => sb.currentTree() }, change);
+    sb.spawnTree = done.spawnTree;
+    this.lastRebase.set(sb, { change, overridden: done.overridden });
+    await moveSandboxGit(this.ctx, path.join(sb.treeDir, '.git'), change.from.commit, change.to.commit, change.changes);
+  }
+
+  async overridden(sandbox: BackendSandbox, change: BaseChange): Promise<string[]> {
+    const sb = sandbox as CopySandbox;
+    const last = this.lastRebase.get(sb);
+    if (last?.change === change) return last.overridden;
+    const differs = new Set((await treeChanges(this.ctx, change.to.tree, await sb.currentTree())).map((c) => c.path));
+    return change.changes.map((c) => c.path).filter((p) => differs.has(p));
   }
 
   /**

@@ -14,6 +14,8 @@ export type SandboxErrorCode =
   | 'git'
   | 'apply-failed'
   | 'invalid-argument'
+  /** The caller's AbortSignal stopped a wait (e.g. a base refresh waiting for commands to end). */
+  | 'aborted'
   | 'internal';
 
 export class SandboxError extends Error {

@@ -1,9 +1,11 @@
 export {
   SandboxSession,
   openSession,
+  type BaseRefresh,
   type CloseOptions,
   type LostSandbox,
   type OpenSessionOptions,
+  type RefreshOptions,
   type SessionRecord,
 } from './session.js';
 export { Sandbox } from './sandbox.js';

@@ -105,12 +105,13 @@ async function collectCandidates(
 }
 
 /**
- * Drops copy-ups without a real change (an open for writing, a touch, a write of the same
- * bytes): same type, same executable bit, same bytes or link target.
+ * Whether two paths hold the same entry as git sees it: same type, same executable bit, same
+ * bytes or link target (both missing counts as the same). Drops copy-ups without a real change
+ * (an open for writing, a touch, a write of the same bytes).
  */
-async function sameEntry(a: string, b: string): Promise<boolean> {
+export async function sameEntry(a: string, b: string): Promise<boolean> {
   const [sa, sb] = await Promise.all([lstat(a).catch(() => undefined), lstat(b).catch(() => undefined)]);
-  if (!sa || !sb) return false;
+  if (!sa || !sb) return !sa && !sb;
   if (sa.isSymbolicLink() || sb.isSymbolicLink()) {
     return sa.isSymbolicLink() && sb.isSymbolicLink() && (await readlink(a)) === (await readlink(b));
   }

@@ -9,9 +9,10 @@ const LAYERS_DIR = 'layers';
 
 /**
  * A sandbox's frozen layers, top first, as session-relative names (`layers/s2.3`). Its writable
- * upper sits above them and the meta and base layers below. The first `own` layers were frozen
- * from this sandbox itself (when it spawned children); the rest belong to its ancestors and
- * form, with meta and base, the view it was spawned on.
+ * upper sits above them and the meta layer, the session's delta layer (once the base was
+ * refreshed) and the base below. The first `own` layers were frozen from this sandbox itself
+ * (when it spawned children); the rest belong to its ancestors and form, with the layers below,
+ * the view it was spawned on.
  */
 export interface LayerStack {
   readonly frozen: readonly string[];
@@ -20,14 +21,27 @@ export interface LayerStack {
 
 export const EMPTY_STACK: LayerStack = { frozen: [], own: 0 };
 
+/** The layers every sandbox shares, top first: meta, the delta layer if any, the base. */
+function sharedLowers(delta: string | undefined): string[] {
+  return [META_LAYER, ...(delta ? [delta] : []), BASE_LAYER];
+}
+
 /** lowerdir for the merged view. */
-export function mergedLowers(stack: LayerStack): string {
-  return [...stack.frozen, META_LAYER, BASE_LAYER].join(':');
+export function mergedLowers(stack: LayerStack, delta: string | undefined): string {
+  return [...stack.frozen, ...sharedLowers(delta)].join(':');
 }
 
 /** lowerdir for the read-only view the sandbox was spawned on (always >= 2 layers, as overlay needs). */
-export function spawnLowers(stack: LayerStack): string {
-  return [...stack.frozen.slice(stack.own), META_LAYER, BASE_LAYER].join(':');
+export function spawnLowers(stack: LayerStack, delta: string | undefined): string {
+  return [...stack.frozen.slice(stack.own), ...sharedLowers(delta)].join(':');
+}
+
+/**
+ * lowerdir for the read-only view of the session's current snapshot (the delta over the base),
+ * or undefined while there is no delta: the base directory itself is that view.
+ */
+export function snapshotLowers(delta: string | undefined): string | undefined {
+  return delta ? [delta, BASE_LAYER].join(':') : undefined;
 }
 
 /** The stack a child of a sandbox with `stack` starts with: everything, none of it its own. */

@@ -19,6 +19,11 @@ export interface MountPlan {
   lowers: string;
   /** Lower layers as they were at spawn: the read-only "lower view" the diff compares against. */
   spawnLowers: string;
+  /**
+   * Lower layers of the session's current snapshot (delta over base), mounted read-only at
+   * SNAPSHOT_VIEW_DIR for diffs since the snapshot; undefined when the base alone is that view.
+   */
+  snapshotLowers: string | undefined;
   /** Ignored heavy directories (node_modules) that get private overlays over the user's copy. */
   heavyDirs: readonly string[];
   /** The user's object directory (`<common dir>/objects`), as the host sees it. */
@@ -31,6 +36,9 @@ export interface MountPlan {
  * commands committed. Relative to the sandbox dir.
  */
 export const REAL_OBJECTS_DIR = 'real-objects';
+
+/** Where, relative to the sandbox dir, the namespace shows the session's current snapshot (see MountPlan). */
+export const SNAPSHOT_VIEW_DIR = 'sv';
 
 // Runs as pid 1 of the sandbox's pid namespace. The private overlays for .git and node_modules
 // must be mounted before the merged view covers the repository path (afterwards "$REPO/.git"
@@ -47,7 +55,7 @@ export const REAL_OBJECTS_DIR = 'real-objects';
 // position still names its private upper, so the list itself never changes.
 const HOLDER_SCRIPT = `
 set -e
-cd "$1"; SB=$2; REPO=$3; LOWERS=$4; SPAWN=$5; O=$6; OBJ=$7; shift 7
+cd "$1"; SB=$2; REPO=$3; LOWERS=$4; SPAWN=$5; O=$6; OBJ=$7; SNAP=$8; shift 8
 mount -n --bind "$OBJ" "$SB/${REAL_OBJECTS_DIR}"
 mount -n -o remount,bind,ro "$SB/${REAL_OBJECTS_DIR}"
 mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$REPO/.git,upperdir=$SB/git/upper,workdir=$SB/git/work" "$SB/stage/git"
@@ -61,6 +69,7 @@ for d in "$@"; do
   i=$((i+1))
 done
 mount -n -t overlay overlay -o "ro,\${O}lowerdir=$SPAWN" "$SB/lv"
+if [ -n "$SNAP" ]; then mount -n -t overlay overlay -o "ro,\${O}lowerdir=$SNAP" "$SB/${SNAPSHOT_VIEW_DIR}"; fi
 mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$LOWERS,upperdir=$SB/upper,workdir=$SB/work" "$REPO"
 mount -n --move "$SB/stage/git" "$REPO/.git"
 i=0
@@ -119,6 +128,7 @@ export class NamespaceHolder {
       plan.spawnLowers,
       mode === 'userns' ? 'userxattr,' : '',
       plan.realObjects,
+      plan.snapshotLowers ?? '',
       ...plan.heavyDirs,
     ];
     // Own process group: a Ctrl-C meant for the CLI must not tear down every sandbox's mounts.

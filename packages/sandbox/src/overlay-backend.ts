@@ -1,21 +1,25 @@
 import { spawn } from 'node:child_process';
-import { copyFile, link, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type {
   BackendName,
   BackendSandbox,
   BackendSession,
+  BaseChange,
   CommandSpec,
   DiffSince,
+  PreparedBase,
   RestoredSandboxes,
   SandboxBackend,
   SavedSandbox,
   SessionContext,
   SpawnedCommand,
 } from './backend.js';
+import type { Snapshot } from './base-snapshot.js';
+import { buildDeltaLayer, deltaNames } from './delta-layer.js';
 import { removeTree } from './fs-util.js';
 import type { GitRunner } from './git.js';
-import { changedFiles } from './layer-changes.js';
+import { changedFiles, sameEntry } from './layer-changes.js';
 import {
   childStack,
   copyUpper,
@@ -25,13 +29,15 @@ import {
   META_LAYER,
   mergedLowers,
   restoreStacks,
+  snapshotLowers,
   spawnLowers,
   type LayerStack,
 } from './layer-stack.js';
-import { NamespaceHolder, REAL_OBJECTS_DIR, type OverlayMode } from './ns-holder.js';
+import { NamespaceHolder, REAL_OBJECTS_DIR, SNAPSHOT_VIEW_DIR, type OverlayMode } from './ns-holder.js';
 import { probeOverlay } from './overlay-probe.js';
 import { removeUnlisted } from './registry.js';
 import { RwLock } from './rw-lock.js';
+import { moveSandboxGit } from './sandbox-git-rebase.js';
 import { buildTrees } from './view-trees.js';
 
 function overlayBackend(mode: OverlayMode): SandboxBackend {
@@ -140,6 +146,29 @@ class OverlaySession implements BackendSession {
     });
   }
 
+  // A sandbox's view is remounted onto the new layers, which its running commands would not survive.
+  readonly rebaseNeedsIdle = true;
+
+  async prepareBase(next: Snapshot, number: number): Promise<PreparedBase> {
+    const names = deltaNames(number);
+    await buildDeltaLayer(this.ctx, this.mode, next.tree, names);
+    return names;
+  }
+
+  /**
+   * The delta layer is the session's: the context already names the new one, so the sandbox
+   * only needs its mounts dropped (the next use mounts the new stack) and its private git moved.
+   */
+  async rebase(sandbox: BackendSandbox, change: BaseChange): Promise<void> {
+    const sb = sandbox as OverlaySandbox;
+    await sb.release();
+    await moveSandboxGit(this.ctx, path.join(sb.dir, 'git', 'upper'), change.from.commit, change.to.commit, change.changes);
+  }
+
+  async overridden(sandbox: BackendSandbox, change: BaseChange): Promise<string[]> {
+    return (sandbox as OverlaySandbox).hiddenChanges(change.changes.map((c) => c.path));
+  }
+
   /**
    * A sandbox object, already in `live`. Call it in the critical section (under layersLock) that
    * made the layers it stacks on, so garbage collection never sees those layers unclaimed.
@@ -163,7 +192,7 @@ class OverlaySession implements BackendSession {
   }
 
   private async makeDirs(sb: OverlaySandbox): Promise<void> {
-    const dirs = ['upper', 'work', 'lv', 'git/upper/objects/info', 'git/work', 'stage/git', REAL_OBJECTS_DIR];
+    const dirs = ['upper', 'work', 'lv', SNAPSHOT_VIEW_DIR, 'git/upper/objects/info', 'git/work', 'stage/git', REAL_OBJECTS_DIR];
     this.ctx.heavyDirs.forEach((_, i) => dirs.push(`nm${i}/upper`, `nm${i}/work`, `stage/nm${i}`));
     for (const d of dirs) await mkdir(path.join(sb.dir, d), { recursive: true });
   }
@@ -229,16 +258,18 @@ class OverlaySandbox implements BackendSandbox {
       await removeTree(path.join(this.dir, w));
       await mkdir(path.join(this.dir, w));
     }
-    // Sandboxes of sessions kept before this mount point existed get it here.
+    // Sandboxes of sessions kept before these mount points existed get them here.
     await mkdir(path.join(this.dir, REAL_OBJECTS_DIR), { recursive: true });
+    await mkdir(path.join(this.dir, SNAPSHOT_VIEW_DIR), { recursive: true });
     this.holder = await NamespaceHolder.start(
       this.mode,
       {
         sessionDir: this.ctx.sessionDir,
         sandboxRel: this.rel,
         repoRoot: this.ctx.repo.root,
-        lowers: mergedLowers(this.stack),
-        spawnLowers: spawnLowers(this.stack),
+        lowers: mergedLowers(this.stack, this.ctx.deltaLayer),
+        spawnLowers: spawnLowers(this.stack, this.ctx.deltaLayer),
+        snapshotLowers: snapshotLowers(this.ctx.deltaLayer),
         heavyDirs: this.ctx.heavyDirs,
         realObjects: path.join(this.ctx.repo.commonDir, 'objects'),
       },
@@ -264,10 +295,9 @@ class OverlaySandbox implements BackendSandbox {
 
   async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {
     const holder = await this.ensureHolder();
-    const { sessionDir, repo, baseDir, heavyDirs } = this.ctx;
+    const { sessionDir, repo, heavyDirs } = this.ctx;
     const ownFrozen = since === 'snapshot' ? this.stack.frozen : this.stack.frozen.slice(0, this.stack.own);
-    // Inside the namespace the lower view is mounted at <sandbox>/lv; the base needs no mount.
-    const lowerInNs = since === 'snapshot' ? baseDir : path.join(this.dir, 'lv');
+    const lowerInNs = since === 'snapshot' ? this.snapshotView() : path.join(this.dir, 'lv');
     const excluded = (rel: string): boolean =>
       rel === '.git' || rel.startsWith('.git/') || heavyDirs.some((d) => rel === d || rel.startsWith(`${d}/`));
     const paths = await changedFiles({
@@ -277,6 +307,41 @@ class OverlaySandbox implements BackendSandbox {
       excluded,
     });
     return buildTrees(this.ctx, holder.git(), paths, lowerInNs, repo.root);
+  }
+
+  /**
+   * Where, inside the namespace, the session's current snapshot is seen: the base itself, or
+   * once it was refreshed, the read-only mount of the delta over it.
+   */
+  private snapshotView(): string {
+    return this.ctx.deltaLayer ? path.join(this.dir, SNAPSHOT_VIEW_DIR) : this.ctx.baseDir;
+  }
+
+  /**
+   * Of `paths`, those where this sandbox does not see the session's current snapshot. Only a
+   * path that one of its own or inherited layers holds, or holds a parent directory of, can be
+   * hidden (by a file, a whiteout or an opaque directory); only those are compared through the
+   * mount, so a sandbox that never touched the neighbourhood costs a few lstat calls.
+   */
+  async hiddenChanges(paths: readonly string[]): Promise<string[]> {
+    const layers = [this.upperDir, ...this.stack.frozen.map((l) => path.join(this.ctx.sessionDir, l))];
+    const inLayers = async (rel: string): Promise<boolean> => {
+      const names = [rel];
+      for (let d = path.posix.dirname(rel); d !== '.'; d = path.posix.dirname(d)) names.push(d);
+      for (const layer of layers) {
+        for (const n of names) if (await lstat(path.join(layer, n)).catch(() => undefined)) return true;
+      }
+      return false;
+    };
+    const candidates: string[] = [];
+    for (const p of paths) if (await inLayers(p)) candidates.push(p);
+    if (candidates.length === 0) return [];
+    const holder = await this.ensureHolder();
+    const merged = holder.hostPath(this.ctx.repo.root);
+    const snapshot = holder.hostPath(this.snapshotView());
+    const hidden: string[] = [];
+    for (const p of candidates) if (!(await sameEntry(path.join(merged, p), path.join(snapshot, p)))) hidden.push(p);
+    return hidden;
   }
 
   async release(): Promise<void> {

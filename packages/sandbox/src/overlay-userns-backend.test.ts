@@ -16,7 +16,7 @@ if (reason === undefined) {
 // The backend exists for users who are not root, so as root (CI) the same suite also runs, in a
 // child vitest, as a freshly created unprivileged user.
 if (process.getuid?.() === 0 && process.env.IC_SANDBOX_INNER_RUN !== '1') {
-  it('passes the same suite as an unprivileged user', { timeout: 170_000 }, async () => {
+  it('passes the same suite as an unprivileged user', { timeout: 300_000 }, async () => {
     const outcome = await runSuiteAsUnprivilegedUser('src/overlay-userns-backend.test.ts');
     if (outcome.skipped) {
       console.log(`[sandbox] overlay-userns as an unprivileged user NOT run: ${outcome.skipped}`);

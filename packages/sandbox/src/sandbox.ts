@@ -83,6 +83,11 @@ export class Sandbox {
     return this.running.size > 0;
   }
 
+  /** @internal Resolves once every command started so far has ended. */
+  async whenIdle(): Promise<void> {
+    await Promise.allSettled([...this.running].map((p) => p.done));
+  }
+
   readFile(p: string): Promise<Buffer> {
     return this.op(() => this.fs.readFile(p));
   }

@@ -6,9 +6,21 @@ import type { Snapshot } from './base-snapshot.js';
 import { identify, isAlive, type ProcessIdentity } from './proc.js';
 import { readJson, readRegistry, writeJsonAtomic } from './registry.js';
 
+/** The base as the latest refresh left it (see SandboxSession.refreshBase); files are session-relative. */
+export interface RefreshedBase {
+  /** Counts the session's refreshes; names this one's files. */
+  number: number;
+  snapshot: Snapshot;
+  /** Index of `snapshot`. */
+  index: string;
+  /** Overlay backends: the delta layer from the base to `snapshot`. */
+  layer?: string;
+}
+
 /** On-disk record of a session: who holds it, what it snapshotted, and whether it can be resumed. */
 export interface SessionRecord {
-  version: 2;
+  /** 3 once the base was refreshed: older versions of this package must not resume it without its delta. */
+  version: 2 | 3;
   /**
    * The process holding the session. null once it was let go: closed with `keep`, or found
    * abandoned by gc after a crash. A dead owner means a crash nobody has looked at yet.
@@ -16,8 +28,18 @@ export interface SessionRecord {
   owner: ProcessIdentity | null;
   repo: string;
   backend: BackendName;
-  /** Set once the base is materialised; a session without it never became usable. */
+  /**
+   * The snapshot taken at open, which the base directory holds. Set once the base is
+   * materialised; a session without it never became usable.
+   */
   snapshot?: Snapshot;
+  /** The base the sandboxes stand on now, when it was refreshed since open. */
+  refreshed?: RefreshedBase;
+  /**
+   * Set while a refresh moves the sandboxes from `from` onto `refreshed` (after the session
+   * switched to it, before every sandbox followed): a resume finishes the move.
+   */
+  rebasing?: { from: Snapshot };
   /**
    * The shared node_modules dirs, fixed at open: overlay sandboxes keep a private upper per
    * entry by position, so a resumed session must not re-detect them.
@@ -33,12 +55,12 @@ const CLAIM_FILE = 'claim.lock';
 
 export async function readRecord(sessionDir: string): Promise<SessionRecord | undefined> {
   const raw = (await readJson(path.join(sessionDir, RECORD_FILE)).catch(() => undefined)) as Partial<SessionRecord> | undefined;
-  if (typeof raw !== 'object' || raw === null || raw.version !== 2 || typeof raw.repo !== 'string') return undefined;
+  if (typeof raw !== 'object' || raw === null || (raw.version !== 2 && raw.version !== 3) || typeof raw.repo !== 'string') return undefined;
   return { ...raw, heavyDirs: raw.heavyDirs ?? [] } as SessionRecord;
 }
 
 export function writeRecord(sessionDir: string, record: SessionRecord): Promise<void> {
-  return writeJsonAtomic(path.join(sessionDir, RECORD_FILE), record);
+  return writeJsonAtomic(path.join(sessionDir, RECORD_FILE), { ...record, version: record.refreshed ? 3 : 2 });
 }
 
 /** Marks the owner as alive: a crashed session's age is counted from its last heartbeat. */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { SandboxBackend, SessionContext } from './backend.js';
 import { recordedBackend, type BackendChoice } from './backend-choice.js';
 import { objectEnv } from './base-snapshot.js';
+import { dropUnusedDeltas } from './delta-layer.js';
 import { SandboxError } from './errors.js';
 import { pathExists } from './fs-util.js';
 import { stopLeftovers } from './gc.js';
@@ -105,20 +106,29 @@ async function registryOf(id: string, sessionDir: string): Promise<SandboxRegist
 }
 
 async function contextOf(id: string, sessionDir: string, repo: RepoInfo, record: SessionRecord): Promise<SessionContext> {
+  const opened = record.snapshot!;
+  const refreshed = record.refreshed;
+  const baseDirIndex = path.join(sessionDir, 'base.index');
   const ctx: SessionContext = {
     sessionId: id,
     sessionDir,
     repo,
-    snapshot: record.snapshot!,
+    snapshot: refreshed?.snapshot ?? opened,
     baseDir: path.join(sessionDir, 'base'),
-    baseIndex: path.join(sessionDir, 'base.index'),
+    baseTree: opened.tree,
+    baseDirIndex,
+    baseIndex: refreshed ? path.join(sessionDir, refreshed.index) : baseDirIndex,
+    deltaLayer: refreshed?.layer,
     objectsDir: path.join(sessionDir, 'objects'),
     tmpDir: path.join(sessionDir, 'tmp'),
     heavyDirs: record.heavyDirs,
     objectEnv: objectEnv(repo, path.join(sessionDir, 'objects')),
   };
-  for (const p of [ctx.baseDir, ctx.baseIndex, ctx.objectsDir]) {
-    if (!(await pathExists(p))) throw damagedSession(id, `its ${path.basename(p)} is missing`);
+  const needed = [ctx.baseDir, baseDirIndex, ctx.objectsDir, ctx.baseIndex, ...(ctx.deltaLayer ? [path.join(sessionDir, ctx.deltaLayer)] : [])];
+  for (const p of needed) {
+    if (!(await pathExists(p))) throw damagedSession(id, `its ${path.relative(sessionDir, p)} is missing`);
   }
+  // What a crash during a refresh left before the record named it.
+  await dropUnusedDeltas(sessionDir, refreshed);
   return ctx;
 }

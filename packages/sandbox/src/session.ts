@@ -1,19 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { BackendName, BackendSandbox, BackendSession, SandboxBackend, SessionContext } from './backend.js';
+import type { BackendName, BackendSandbox, BackendSession, BaseChange, SandboxBackend, SessionContext } from './backend.js';
 import { pickBackend } from './backend-choice.js';
-import { materializeBase, objectEnv, takeSnapshot, type Snapshot } from './base-snapshot.js';
+import { materializeBase, objectEnv, takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
+import { dropUnusedDeltas } from './delta-layer.js';
 import { SandboxError } from './errors.js';
 import { removeTree } from './fs-util.js';
 import { gc } from './gc.js';
+import { holdSandboxes } from './hold-sandboxes.js';
 import { identify } from './proc.js';
 import { dropRegistry, writeRegistry, type SandboxRegistry, type SavedEntry } from './registry.js';
 import { findHeavyDirs, isWithin, resolveRepo, type RepoInfo } from './repo.js';
+import { RwLock } from './rw-lock.js';
 import { Sandbox, type SandboxOwner } from './sandbox.js';
-import { touchRecord, writeRecord, type SessionRecord } from './session-record.js';
+import { touchRecord, writeRecord, type RefreshedBase, type SessionRecord } from './session-record.js';
 import { giveBack, takeOverSession } from './session-resume.js';
 import { defaultStateDir, sessionsDir } from './state-dir.js';
+import { treeChanges } from './tree-changes.js';
 
 export interface OpenSessionOptions {
   /** Any path inside the user's repository. */
@@ -56,6 +60,34 @@ export interface LostSandbox {
   reason: string;
 }
 
+/** What SandboxSession.refreshBase did. */
+export interface BaseRefresh {
+  /**
+   * Repo-relative paths (files and symlinks) that changed in the user's working tree since the
+   * previous snapshot: modified, added and deleted ones. Empty when nothing changed (then
+   * nothing else did either).
+   */
+  files: string[];
+  /**
+   * Of `files`, those some live sandbox changed itself (or inherited a change to from an
+   * ancestor), so that sandbox still sees its own version there, not the user's. Its diff then
+   * replaces the user's new version of those files: show that before it is applied.
+   */
+  overridden: string[];
+  /** `overridden` per sandbox id, for the sandboxes that have any. */
+  overriddenBy: Record<string, string[]>;
+  /** The session's snapshot now (the same as before when nothing changed). */
+  snapshot: Snapshot;
+}
+
+export interface RefreshOptions {
+  /**
+   * Stops waiting for commands to end (overlay backends remount the views, see refreshBase)
+   * with SandboxError 'aborted'; nothing has changed then.
+   */
+  signal?: AbortSignal;
+}
+
 // A crashed session's age counts from its owner's last sign of life.
 const HEARTBEAT_MS = 10 * 60_000;
 
@@ -76,13 +108,19 @@ export class SandboxSession {
   private saving: Promise<void> = Promise.resolve();
   private readonly heartbeat: NodeJS.Timeout;
   private lostOnResume: LostSandbox[] = [];
+  /** create() holds it shared, a base refresh exclusively: no sandbox is made while the base moves. */
+  private readonly structure = new RwLock();
+  /** One base refresh at a time. */
+  private readonly refreshing = new RwLock();
+  /** A refresh that switched the base but could not move every sandbox; finished by the next one. */
+  private unfinishedRebase: BaseChange | undefined;
 
   private constructor(
     /** @internal Paths and identities shared with the backend. */
     readonly ctx: SessionContext,
     readonly backend: BackendName,
     private readonly backendSession: BackendSession,
-    private readonly record: SessionRecord,
+    private record: SessionRecord,
   ) {
     this.owner = { ctx, unregister: (sb) => this.unregister(sb), collectGarbage: () => this.collectGarbage() };
     this.heartbeat = setInterval(() => void touchRecord(ctx.sessionDir), HEARTBEAT_MS);
@@ -115,12 +153,13 @@ export class SandboxSession {
     const sessionId = `${Date.now().toString(36)}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const sessionDir = path.join(sessionsDir(stateDir), sessionId);
     await mkdir(sessionDir, { recursive: true });
-    const record: SessionRecord = {
+    // Owned from the start (gc leaves it alone); unresumable until the snapshot is in it.
+    let record: SessionRecord = {
       version: 2,
       owner: await identify(process.pid),
       repo: repo.root,
       backend: backend.name,
-      heavyDirs: await findHeavyDirs(repo),
+      heavyDirs: [],
       createdAt: new Date().toISOString(),
     };
     await writeRecord(sessionDir, record);
@@ -129,26 +168,31 @@ export class SandboxSession {
       const tmpDir = path.join(sessionDir, 'tmp');
       await mkdir(objectsDir, { recursive: true });
       await mkdir(tmpDir, { recursive: true });
-      const snapshot = await takeSnapshot(repo, objectsDir, tmpDir);
+      // Both walk the whole working tree (stat calls mostly): side by side, the waits overlap.
+      const [heavyDirs, snapshot] = await Promise.all([findHeavyDirs(repo), takeSnapshot(repo, objectsDir, tmpDir)]);
       const baseDir = path.join(sessionDir, 'base');
       const baseIndex = path.join(sessionDir, 'base.index');
       await materializeBase(repo, snapshot, objectsDir, baseDir, baseIndex);
       // The empty registry, then the snapshot in the record: the session is resumable from here on.
       await writeRegistry(sessionDir, { version: 1, nextName: 1, sandboxes: [] });
-      await writeRecord(sessionDir, { ...record, snapshot });
+      record = { ...record, heavyDirs, snapshot };
+      await writeRecord(sessionDir, record);
       const ctx: SessionContext = {
         sessionId,
         sessionDir,
         repo,
         snapshot,
         baseDir,
+        baseTree: snapshot.tree,
+        baseDirIndex: baseIndex,
         baseIndex,
+        deltaLayer: undefined,
         objectsDir,
         tmpDir,
-        heavyDirs: record.heavyDirs,
+        heavyDirs,
         objectEnv: objectEnv(repo, objectsDir),
       };
-      return new SandboxSession(ctx, backend.name, await backend.open(ctx), { ...record, snapshot });
+      return new SandboxSession(ctx, backend.name, await backend.open(ctx), record);
     } catch (err) {
       await removeTree(sessionDir);
       throw err;
@@ -168,6 +212,8 @@ export class SandboxSession {
         session.adopt(registry, handles);
         // The backend may have repaired what a crash interrupted; record the result.
         await session.persist();
+        // A crash in the middle of a refresh: the base moved, some sandboxes may not have.
+        if (record.rebasing) await session.rebaseAll(session.list(), await session.changeFrom(record.rebasing.from));
       } catch (err) {
         clearInterval(session.heartbeat);
         throw err;
@@ -223,6 +269,10 @@ export class SandboxSession {
    * the session's durable registry (resumable) once this resolves.
    */
   async create(thread?: string, parent?: Sandbox): Promise<Sandbox> {
+    return this.structure.shared(() => this.createNow(thread, parent));
+  }
+
+  private async createNow(thread?: string, parent?: Sandbox): Promise<Sandbox> {
     if (this.closed) throw new SandboxError('discarded', 'This sandbox session was closed; open a new one.');
     const name = `s${++this.counter}`;
     const id = thread ?? name;
@@ -256,6 +306,123 @@ export class SandboxSession {
     } finally {
       this.reserved.delete(id);
     }
+  }
+
+  /**
+   * Working-tree paths (files and symlinks; modified, added or deleted) that differ from the
+   * session's current snapshot: what refreshBase() would bring in now. Costs what a snapshot
+   * does (the user's index stat cache means only changed files are read), and writes nothing
+   * the sandboxes use.
+   */
+  async changedSinceSnapshot(): Promise<string[]> {
+    this.assertOpen();
+    const { repo, objectsDir, tmpDir } = this.ctx;
+    const tree = await workingTreeTree(repo, objectsDir, tmpDir);
+    const current = this.ctx.snapshot.tree;
+    return tree === current ? [] : (await treeChanges(this.ctx, current, tree)).map((c) => c.path);
+  }
+
+  /**
+   * Brings the user's edits made since the snapshot into every live sandbox: a new snapshot of
+   * the working tree is taken (the same way as at open), and what differs from the current one
+   * becomes part of the base, beneath each sandbox's own layers. Every sandbox then sees the
+   * user's new content (deletions included) except at paths it or an ancestor changed itself:
+   * there its own version stays (reported in `overridden`). Diffs are taken against the new
+   * snapshot from then on, so the root's diff holds only the agents' work and applying it does
+   * not undo the user's edits elsewhere. Sandboxes created later start from the new snapshot.
+   *
+   * Cost follows the files that differ from the snapshot taken at open, not the repository:
+   * on the overlay backends one delta layer (rebuilt from the base at each refresh, so stacks
+   * never grow) sits between the base and every sandbox's layers; the copy backend writes the
+   * changed files into each copy.
+   *
+   * Commands: on the overlay backends the views are remounted, so the refresh waits until no
+   * command runs in any sandbox (file operations go on meanwhile; commands started during the
+   * switch wait for it, a few milliseconds). `signal` gives up that wait. On the copy backend,
+   * files change under running commands, as if the user had edited them there.
+   */
+  async refreshBase(opts: RefreshOptions = {}): Promise<BaseRefresh> {
+    this.assertOpen();
+    return this.refreshing.exclusive(async () => {
+      const { repo, objectsDir, tmpDir, sessionDir } = this.ctx;
+      const next = await takeSnapshot(repo, objectsDir, tmpDir);
+      if (next.tree === this.ctx.snapshot.tree && !this.unfinishedRebase) {
+        return { files: [], overridden: [], overriddenBy: {}, snapshot: this.ctx.snapshot };
+      }
+      const number = (this.record.refreshed?.number ?? 0) + 1;
+      let switched = false;
+      try {
+        const prepared = await this.backendSession.prepareBase(next, number);
+        return await holdSandboxes(this.structure, () => this.list(), this.backendSession.rebaseNeedsIdle, opts.signal, async (sandboxes) => {
+          this.assertOpen();
+          if (this.unfinishedRebase) await this.rebaseAll(sandboxes, this.unfinishedRebase);
+          const refreshed: RefreshedBase = { number, snapshot: next, index: prepared.index, ...(prepared.layer ? { layer: prepared.layer } : {}) };
+          const change = await this.changeFrom(this.ctx.snapshot, next);
+          // The commit point: from here on a resume finishes the refresh rather than forget it.
+          this.record = { ...this.record, refreshed, rebasing: { from: change.from } };
+          await writeRecord(sessionDir, this.record);
+          switched = true;
+          this.ctx.snapshot = next;
+          this.ctx.baseIndex = path.join(sessionDir, refreshed.index);
+          this.ctx.deltaLayer = refreshed.layer;
+          await this.rebaseAll(sandboxes, change);
+          const overriddenBy: Record<string, string[]> = {};
+          for (const sb of sandboxes) {
+            const paths = await this.backendSession.overridden(sb.handle, change);
+            if (paths.length > 0) overriddenBy[sb.id] = paths;
+          }
+          // No view uses the previous delta any more: every sandbox was released by its rebase.
+          await dropUnusedDeltas(sessionDir, refreshed);
+          const overridden = [...new Set(Object.values(overriddenBy).flat())].sort();
+          return { files: change.changes.map((c) => c.path), overridden, overriddenBy, snapshot: next };
+        });
+      } catch (err) {
+        // Built but never used: a cancelled or failed refresh leaves the session as it was.
+        if (!switched) await dropUnusedDeltas(sessionDir, this.record.refreshed).catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /** @internal The change from `from` to the current snapshot (or `to`). */
+  async changeFrom(from: Snapshot, to: Snapshot = this.ctx.snapshot): Promise<BaseChange> {
+    return { from, to, changes: await treeChanges(this.ctx, from.tree, to.tree) };
+  }
+
+  /**
+   * @internal Moves `sandboxes` (held exclusively, or not yet handed out by a resume) onto the
+   * current base, records their new state, then marks the refresh finished. A sandbox that
+   * fails keeps the refresh unfinished: the next refresh, or a resume, repeats the move.
+   */
+  async rebaseAll(sandboxes: readonly Sandbox[], change: BaseChange): Promise<void> {
+    const failed: string[] = [];
+    let firstError: unknown;
+    for (const sb of sandboxes) {
+      try {
+        await this.backendSession.rebase(sb.handle, change);
+      } catch (err) {
+        failed.push(sb.id);
+        firstError ??= err;
+      }
+    }
+    await this.persist();
+    if (failed.length > 0) {
+      this.unfinishedRebase = change;
+      throw new SandboxError(
+        'internal',
+        `The base was refreshed, but sandbox(es) ${failed.join(', ')} could not be moved onto it: ${(firstError as Error).message}. ` +
+          'Refresh again to retry; until then they see the previous snapshot.',
+        { cause: firstError },
+      );
+    }
+    this.unfinishedRebase = undefined;
+    const { rebasing: _done, ...rest } = this.record;
+    this.record = rest;
+    await writeRecord(this.ctx.sessionDir, this.record);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SandboxError('discarded', 'This sandbox session was closed; open a new one.');
   }
 
   get(id: string): Sandbox | undefined {

@@ -177,19 +177,19 @@ describe('quitting with a review pending', () => {
 
 describe('files the user edits during the session', () => {
   it('are listed, flagged in a review that touches them, and /refresh hands them to the agent', async () => {
-    let tell: (paths: string[]) => void = () => undefined;
+    let tell: (edits: { paths: string[]; problem?: string }) => void = () => undefined;
     let refreshed = 0;
     rig = await startRig({
       brain: () => ({ text: 'ok' }),
       hooks: {
         watchUserEdits(listener) {
           tell = listener;
-          listener([]);
+          listener({ paths: [] });
           return () => (tell = () => undefined);
         },
         async refreshBase() {
           refreshed++;
-          tell([]);
+          tell({ paths: [] });
           return { message: 'The agent now sees your version of src/parser.ts.' };
         },
         showDiff: async () => PARSER_DIFF,
@@ -200,7 +200,7 @@ describe('files the user edits during the session', () => {
     expect(rig.frame()).toContain('You have not edited any file since the session began: nothing to refresh.');
     expect(refreshed).toBe(0);
 
-    await rig.run(async () => tell(['README.md', 'src/parser.ts']));
+    await rig.run(async () => tell({ paths: ['README.md', 'src/parser.ts'] }));
     expect(rig.frame()).toContain('✎ You edited 2 files since the session began (README.md, src/parser.ts)');
     // A review of a diff touching one of them says so before anything is applied.
     await rig.submit('/diff');
@@ -216,5 +216,8 @@ describe('files the user edits during the session', () => {
     const after = rig.frame();
     expect(after).toContain('The agent now sees your version of src/parser.ts.');
     expect(after).not.toContain('✎ You edited');
+    // The watcher gave up: the user is told why, once.
+    await rig.run(async () => tell({ paths: [], problem: 'Your edits to the working tree are not tracked: the system limit on watched files is reached.' }));
+    expect(rig.frame().match(/Your edits to the working tree are not tracked/g)).toHaveLength(1);
   });
 });

@@ -32,6 +32,14 @@ export interface ReviewRequest {
   diff: ReviewDiff;
 }
 
+/** The user's edits to the working tree, as the session's watcher sees them. */
+export interface UserEditsUpdate {
+  /** Sorted, repository-relative. */
+  paths: string[];
+  /** Set when edits can no longer be followed (the watcher failed): said once, to the user. */
+  problem?: string;
+}
+
 /** What came of applying a decision, for the transcript. */
 export interface ReviewOutcome {
   message: string;
@@ -74,11 +82,10 @@ export interface TuiController {
    */
   resolveReview(request: ReviewRequest, decision: ReviewDecision): Promise<ReviewOutcome>;
   /**
-   * Files of the working tree the user changed since the sandboxes' base was taken (sorted,
-   * repository-relative): the current list at once, then each time it changes. Returns the
-   * unsubscribe function.
+   * Files of the working tree the user changed since the sandboxes' base was taken: the current
+   * list at once, then each time it changes. Returns the unsubscribe function.
    */
-  onUserEdits(listener: (paths: string[]) => void): () => void;
+  onUserEdits(listener: (edits: UserEditsUpdate) => void): () => void;
   /** Take the user's edits into the sandboxes' base (`/refresh`): the agent sees them from now on. */
   refreshBase(): Promise<ReviewOutcome>;
 }

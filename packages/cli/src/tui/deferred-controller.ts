@@ -1,5 +1,5 @@
 import type { Observer } from '@infinity-code/runtime';
-import type { ReviewRequest, TuiController } from './controller.js';
+import type { ReviewRequest, TuiController, UserEditsUpdate } from './controller.js';
 
 /**
  * A controller for a session still opening: the UI can draw and take input at once; calls wait
@@ -43,7 +43,7 @@ export function deferredController(ready: Promise<TuiController>): TuiController
     setModel: async (id) => (await ready).setModel(id),
     showDiff: async () => (await ready).showDiff(),
     resolveReview: async (r, d) => (await ready).resolveReview(r, d),
-    onUserEdits: (listener: (paths: string[]) => void) => later((c) => c.onUserEdits(listener)),
+    onUserEdits: (listener: (edits: UserEditsUpdate) => void) => later((c) => c.onUserEdits(listener)),
     refreshBase: async () => (await ready).refreshBase(),
   };
 }

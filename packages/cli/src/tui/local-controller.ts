@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LocalSystem } from '@infinity-code/runtime';
-import type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController } from './controller.js';
+import type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, UserEditsUpdate } from './controller.js';
 import type { ReviewBroker } from './review-broker.js';
 import type { ReviewDecision, ReviewDiff } from './review-diff.js';
 
@@ -14,7 +14,7 @@ export interface SessionHooks {
   /** A fresh root thread (and whatever else a session owns); defaults to a new thread id. */
   newSession?(): Promise<{ sessionId: string; rootThreadId?: string }>;
   /** The user's edits to the working tree since the base (see TuiController.onUserEdits). */
-  watchUserEdits?(listener: (paths: string[]) => void): () => void;
+  watchUserEdits?(listener: (edits: UserEditsUpdate) => void): () => void;
   /** Take the user's edits into the sandboxes' base (`/refresh`). */
   refreshBase?(): Promise<ReviewOutcome>;
   /** Release the session; defaults to closing the system. */

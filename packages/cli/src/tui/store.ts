@@ -27,7 +27,10 @@ export function createUiStore(controller: TuiController, info: TuiInfo): UiStore
   };
   const unsubscribe = controller.subscribe(dispatch);
   const unsubscribeReviews = controller.onReviewRequest((review) => dispatch({ type: 'ui:review-open', review }));
-  const unsubscribeEdits = controller.onUserEdits((paths) => dispatch({ type: 'ui:user-edits', paths }));
+  const unsubscribeEdits = controller.onUserEdits((edits) => {
+    dispatch({ type: 'ui:user-edits', paths: edits.paths });
+    if (edits.problem) dispatch({ type: 'ui:notice', level: 'error', text: edits.problem });
+  });
   return {
     getState: () => state,
     dispatch,

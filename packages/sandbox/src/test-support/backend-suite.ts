@@ -4,6 +4,7 @@ import { hookedBackend, type BackendHooks } from './hooked-backend.js';
 import { registerChangeTests } from './suite-changes.js';
 import { registerContainmentTests, registerExecTests } from './suite-exec.js';
 import { registerIsolationTests } from './suite-isolation.js';
+import { registerRefreshTests } from './suite-refresh.js';
 import { registerResumeTests } from './suite-resume.js';
 import { cleanupTempDirs, tempDir } from './fixtures.js';
 
@@ -33,6 +34,7 @@ export function registerBackendSuite(backend: BackendName): void {
     registerExecTests(ctx);
     registerChangeTests(ctx);
     registerResumeTests(ctx);
+    registerRefreshTests(ctx);
   });
 }
 

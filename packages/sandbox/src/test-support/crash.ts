@@ -14,7 +14,7 @@ export async function runAndKill(
   repo: string,
   stateDir: string,
   backend: BackendName,
-  mode: 'busy' | 'stack' | `restack:${RestackPoint}`,
+  mode: 'busy' | 'stack' | 'refresh' | 'refresh-interrupted' | `restack:${RestackPoint}`,
   expectFile = '',
 ): Promise<string> {
   const child = execa(process.execPath, ['--import', 'tsx', path.join(HERE, 'crash-child.ts'), repo, stateDir, backend, mode, expectFile], {

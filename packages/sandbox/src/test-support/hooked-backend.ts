@@ -9,6 +9,8 @@ export interface BackendHooks {
   beforeDestroy?(name: string, ctx: SessionContext): Promise<void>;
   /** A discard deleted the sandbox's storage; layers nobody stacks on are about to be collected. */
   afterDestroy?(name: string, ctx: SessionContext): Promise<void>;
+  /** A base refresh switched the session to the new base and is about to move a sandbox onto it. */
+  beforeRebase?(ctx: SessionContext): Promise<void>;
 }
 
 /** `inner` with `hooks` run at those points; every real step still runs, in the same order. */
@@ -36,6 +38,13 @@ export function hookedBackend(inner: SandboxBackend, hooks: BackendHooks): Sandb
           return sb;
         },
         collectGarbage: () => session.collectGarbage(),
+        rebaseNeedsIdle: session.rebaseNeedsIdle,
+        prepareBase: (next, number) => session.prepareBase(next, number),
+        async rebase(sb, change) {
+          await hooks.beforeRebase?.(ctx);
+          await session.rebase(sb, change);
+        },
+        overridden: (sb, change) => session.overridden(sb, change),
         async restore(saved) {
           const restored = await session.restore(saved);
           for (const [name, sb] of restored.sandboxes) watch(name, sb);

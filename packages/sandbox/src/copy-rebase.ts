@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { lstat, rm, rmdir, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { BaseChange, SessionContext } from './backend.js';
+import { hostGit, text } from './git.js';
+import { applyToIndex, isGone, treeChanges, type TreeChange } from './tree-changes.js';
+
+/** A copy sandbox as its rebase sees it. */
+export interface CopyToRebase {
+  treeDir: string;
+  /** The tree it was spawned on (what its own diff compares against). */
+  spawnTree: string;
+  /** The copy's tree as it is now. */
+  currentTree(): Promise<string>;
+}
+
+/** Paths where tree `a` differs from `to` of the change, and those where it differs from both `from` and `to`. */
+async function comparedWithBoth(ctx: SessionContext, change: BaseChange, a: string): Promise<{ notTo: Set<string>; neither: Set<string> }> {
+  if (a === change.to.tree) return { notTo: new Set(), neither: new Set() };
+  if (a === change.from.tree) return { notTo: new Set(change.changes.map((c) => c.path)), neither: new Set() };
+  const [fromSide, toSide] = await Promise.all([treeChanges(ctx, change.from.tree, a), treeChanges(ctx, change.to.tree, a)]);
+  const notTo = new Set(toSide.map((c) => c.path));
+  return { notTo, neither: new Set(fromSide.map((c) => c.path).filter((p) => notTo.has(p))) };
+}
+
+export interface RebasedCopy {
+  spawnTree: string;
+  /** Changed paths where the copy still differs from the new snapshot: its own (or inherited) version won. */
+  overridden: string[];
+}
+
+/**
+ * Moves a copy onto the new snapshot, as the overlay backends' delta layer does for theirs:
+ * every changed path that neither the sandbox (its copy now) nor its ancestors (the tree it was
+ * spawned on) changed takes the new snapshot's content; and the spawn tree takes it wherever
+ * the ancestors did not change the path, so the sandbox's own diff shows its own work against
+ * what it would see had the user's edit been there from the start. A path counts as changed
+ * when it differs from both snapshots, which makes a repeat after a crash find the paths
+ * already moved unchanged and finish the rest. Commands may be running: files change under
+ * them as if the user had edited the copy.
+ */
+export async function rebaseCopy(ctx: SessionContext, sb: CopyToRebase, change: BaseChange): Promise<RebasedCopy> {
+  const [current, inherited] = await Promise.all([
+    sb.currentTree().then((tree) => comparedWithBoth(ctx, change, tree)),
+    comparedWithBoth(ctx, change, sb.spawnTree).then((c) => c.neither),
+  ]);
+  const own = current.neither;
+  const spawnSide = change.changes.filter((c) => !inherited.has(c.path));
+  const wanted = spawnSide.filter((c) => !own.has(c.path));
+  const kept = new Set(change.changes.filter((c) => current.notTo.has(c.path)).map((c) => c.path));
+  // Deletions first: a path the user turned from a file into a directory needs the file gone.
+  for (const c of wanted.filter(isGone)) if (await removeFile(sb.treeDir, c.path)) kept.delete(c.path);
+  const writes: TreeChange[] = [];
+  for (const c of wanted.filter((w) => !isGone(w))) {
+    if (!(await writable(sb.treeDir, c.path))) continue;
+    writes.push(c);
+    kept.delete(c.path);
+  }
+  if (writes.length > 0) {
+    // checkout-index without -u only reads the index: the shared base index stays as it is.
+    await hostGit([`--git-dir=${ctx.repo.gitDir}`, `--work-tree=${sb.treeDir}`, 'checkout-index', '-f', '-z', '--stdin'], {
+      cwd: sb.treeDir,
+      env: { ...ctx.objectEnv, GIT_INDEX_FILE: ctx.baseIndex },
+      input: writes.map((c) => `${c.path}\0`).join(''),
+    });
+  }
+  return { spawnTree: await movedSpawnTree(ctx, sb.spawnTree, change, spawnSide), overridden: [...kept].sort() };
+}
+
+/** The spawn tree with the paths of `moved` as the new snapshot has them. */
+async function movedSpawnTree(ctx: SessionContext, spawnTree: string, change: BaseChange, moved: readonly TreeChange[]): Promise<string> {
+  if (moved.length === 0) return spawnTree;
+  if (spawnTree === change.from.tree && moved.length === change.changes.length) return change.to.tree;
+  const index = path.join(ctx.tmpDir, `spawn-${randomUUID()}.index`);
+  const env = { ...ctx.objectEnv, GIT_INDEX_FILE: index };
+  const gitDir = `--git-dir=${ctx.repo.gitDir}`;
+  try {
+    await hostGit([gitDir, 'read-tree', spawnTree], { cwd: ctx.tmpDir, env });
+    await applyToIndex(ctx, index, moved);
+    return text(await hostGit([gitDir, 'write-tree'], { cwd: ctx.tmpDir, env }));
+  } finally {
+    await rm(index, { force: true });
+    await rm(`${index}.lock`, { force: true });
+  }
+}
+
+/**
+ * Deletes a file the user deleted, and the directories that leaves empty. A directory where the
+ * file was (the sandbox made one) is the sandbox's own and stays: false then.
+ */
+async function removeFile(root: string, rel: string): Promise<boolean> {
+  const p = path.join(root, rel);
+  const st = await lstat(p).catch(() => undefined);
+  if (st?.isDirectory()) return false;
+  if (st) await unlink(p);
+  for (let dir = path.dirname(rel); dir !== '.'; dir = path.dirname(dir)) {
+    try {
+      await rmdir(path.join(root, dir));
+    } catch {
+      break; // not empty (or already gone): so are its parents
+    }
+  }
+  return true;
+}
+
+/**
+ * Whether the new content can be written at `rel` without destroying something of the
+ * sandbox's: not where it has a directory, nor below one of its files.
+ */
+async function writable(root: string, rel: string): Promise<boolean> {
+  if ((await lstat(path.join(root, rel)).catch(() => undefined))?.isDirectory()) return false;
+  for (let dir = path.dirname(rel); dir !== '.'; dir = path.dirname(dir)) {
+    const st = await lstat(path.join(root, dir)).catch(() => undefined);
+    if (st && !st.isDirectory()) return false;
+  }
+  return true;
+}
