@@ -1,6 +1,6 @@
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { skipper, watchTree, type TreeWatch } from './tree-watch.js';
 
@@ -30,8 +30,12 @@ function tree(files: Record<string, string>) {
   const root = mkdtempSync(join(tmpdir(), 'ic-watch-'));
   dirs.push(root);
   for (const [p, text] of Object.entries(files)) writeFileSync(join(root, p), text);
-  const changed = async () =>
-    Object.entries(files)
+  const changed = async () => {
+    const now = (readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[])
+      .filter((d) => d.isFile())
+      .map((d) => relative(root, join(d.parentPath, d.name)));
+    const added = now.filter((p) => !(p in files));
+    const edited = Object.entries(files)
       .filter(([p, text]) => {
         try {
           return readQuietly(join(root, p)) !== text;
@@ -40,6 +44,8 @@ function tree(files: Record<string, string>) {
         }
       })
       .map(([p]) => p);
+    return [...edited, ...added];
+  };
   return { root, changed };
 }
 
@@ -73,8 +79,12 @@ describe('watching the working tree', () => {
     await seen((p) => p.join() === 'a.txt,b.txt');
     writeFileSync(join(root, 'b.txt'), 'b\n');
     await seen((p) => p.join() === 'a.txt');
+    // A file in a directory made after the watch began.
+    mkdirSync(join(root, 'src'));
+    writeFileSync(join(root, 'src', 'new.ts'), 'export {};\n');
+    await seen((p) => p.join() === 'a.txt,src/new.ts');
     // Each list is told once, in order: no repeats for events that change nothing.
-    expect(lists).toEqual([[], ['b.txt'], ['a.txt', 'b.txt'], ['a.txt']]);
+    expect(lists).toEqual([[], ['b.txt'], ['a.txt', 'b.txt'], ['a.txt'], ['a.txt', 'src/new.ts']]);
   });
 
   it('asks again on request (after the base moved), coalescing calls that overlap', async () => {

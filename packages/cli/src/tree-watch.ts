@@ -15,7 +15,7 @@ export interface TreeWatchOptions {
   onError(message: string): void;
   /** Directories never watched, repository-relative (dependency trees, build output). */
   skipDirs?: readonly string[];
-  /** Quiet time after the last file event before asking (default 250 ms, at least 60). */
+  /** Quiet time after the last file event before asking (default 250 ms, at least 20). */
   settleMs?: number;
 }
 
@@ -28,7 +28,7 @@ export interface TreeWatch {
 }
 
 const ALWAYS_SKIPPED = ['.git', '.infinity', 'node_modules'];
-const MIN_SETTLE_MS = 60;
+const MIN_SETTLE_MS = 20;
 
 /** Which absolute paths the watcher leaves alone: our state, git's, dependency trees. */
 export function skipper(root: string, skipDirs: readonly string[]): (p: string) => boolean {
@@ -94,16 +94,22 @@ export function watchTree(o: TreeWatchOptions): TreeWatch {
 
   const schedule = () => {
     clearTimeout(timer);
-    // chokidar drops a file's further change events for 50 ms after one: asking only once that
-    // window has passed means a second write inside it is still seen by the comparison.
+    // Events come in bursts (a save is several): ask once they have settled.
     timer = setTimeout(() => void check(), Math.max(MIN_SETTLE_MS, o.settleMs ?? 250));
   };
 
+  const skip = skipper(o.root, o.skipDirs ?? []);
+  // Directories only: a directory's watch already reports every change of a file in it (as a
+  // raw event), and a watch per file costs a handle and memory per file: at 50,000 files chokidar
+  // took 130 MB of heap and 5 s to start that way, against 2 MB and 2 s for the directories.
   const watcher: FSWatcher = watch(o.root, {
     ignoreInitial: true,
-    ignored: skipper(o.root, o.skipDirs ?? []),
-    // Editors save by writing a temporary file and renaming it over: one change, not three.
-    atomic: true,
+    ignored: (p, stats) => skip(p) || stats?.isFile() === true,
+  });
+  watcher.on('raw', (_event, name, details) => {
+    const dir = (details as { watchedPath?: string } | undefined)?.watchedPath;
+    if (dir === undefined || (name && skip(path.join(dir, name)))) return;
+    schedule();
   });
   watcher.on('all', schedule);
   watcher.on('error', (err) => {
