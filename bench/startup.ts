@@ -2,13 +2,20 @@
 // - `infinity-code --version` wall time (median and best of RUNS);
 // - time from launch to the first TUI frame (the prompt drawn), in tmux, in a small git repo.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const bin = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
 if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`pnpm build\` first`);
+// main.js runs the bundle only when it is at least as new as the TypeScript build (src/main.ts).
+const mtime = (rel: string) => statSync(new URL(rel, import.meta.url), { throwIfNoEntry: false })?.mtimeMs;
+const bundle = mtime('../packages/cli/dist/cli.bundle.js');
+const built = mtime('../packages/cli/tsconfig.tsbuildinfo');
+if (bundle === undefined || (built !== undefined && bundle < built)) {
+  console.error('warning: the CLI bundle is missing or older than the TypeScript build, so this measures tsc\'s unbundled output: run `pnpm build`');
+}
 const RUNS = Number(process.env.RUNS ?? 9);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

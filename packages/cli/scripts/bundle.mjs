@@ -1,0 +1,66 @@
+// Bundles the CLI for start-up time (`pnpm build` runs it after `tsc -b`).
+//
+// Loading tsc's output module by module made Node resolve, read and compile some 580 modules
+// before the first TUI frame (Ink's dependencies ~500 of them, 415 es-toolkit's), which took
+// most of the start-up time. esbuild bundles it from tsc's output into dist/cli.bundle.js, with the
+// lazily imported parts (the TUI, headless runs, the session) as chunks in dist/bundle/ that
+// stay lazy. dist/main.js picks the bundle when it is at least as new as the TypeScript build.
+//
+// Left out of the bundle and resolved from node_modules as before:
+// - the workspace packages (@infinity-code/*): loaded after the first frame, and their
+//   dependencies locate files relative to their own modules (better-sqlite3's native binding,
+//   @vscode/ripgrep's binary), which a bundle would break; those two are listed as well, in
+//   case the CLI ever imports them itself;
+// - react-devtools-core: Ink's optional devtools (DEV=true), not installed.
+import { rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = `${root}dist`;
+
+/**
+ * React, its reconciler and the scheduler pick their production or development build by
+ * NODE_ENV when loaded; bundled, both builds would be parsed at start-up. The CLI always ran
+ * the production build unless NODE_ENV was set (src/run-tui.ts), so the bundle keeps only that.
+ */
+const reactProduction = {
+  name: 'react-production',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/](react|react-reconciler|scheduler)[\\/][^\\/]+\.js$/ }, async (args) => ({
+      contents: (await readFile(args.path, 'utf8')).replaceAll('process.env.NODE_ENV', '"production"'),
+      loader: 'js',
+    }));
+  },
+};
+
+rmSync(`${dist}/bundle`, { recursive: true, force: true });
+rmSync(`${dist}/cli.bundle.js`, { force: true });
+rmSync(`${dist}/cli.bundle.js.map`, { force: true });
+
+const result = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: ['dist/cli.js'],
+  outdir: 'dist',
+  entryNames: '[name].bundle',
+  chunkNames: 'bundle/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: ['@infinity-code/*', 'better-sqlite3', '@vscode/ripgrep', 'react-devtools-core'],
+  plugins: [reactProduction],
+  // Bundled CommonJS (React, commander, ...) requires Node's built-in modules.
+  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
+  logLevel: 'warning',
+});
+// Warnings fail the build too: a require() esbuild could not resolve would fail only at run time.
+if (result.errors.length > 0 || result.warnings.length > 0) process.exit(1);
+const files = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith('.js'));
+const bytes = files.reduce((n, [, o]) => n + o.bytes, 0);
+console.log(`bundle: ${files.length} files, ${(bytes / 1024).toFixed(0)} KiB in dist/cli.bundle.js and dist/bundle/`);

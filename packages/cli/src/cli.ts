@@ -1,0 +1,152 @@
+// The command line: flags, then headless, interactive or demo; main.ts starts it.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { EXIT, UserError } from './exit-codes.js';
+
+const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+
+interface Flags {
+  print?: string;
+  yes?: boolean;
+  outputFormat: 'text' | 'json' | 'stream-json';
+  model?: string;
+  continue?: boolean;
+  resume?: string;
+  maxTurns?: number;
+  demo?: boolean;
+  debug?: boolean;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of 1 or more.');
+  return n;
+}
+
+function parse(argv: string[]): Flags | number {
+  const program = new Command()
+    .name('infinity-code')
+    .description('A terminal coding agent on a time-sliced agent runtime. Without -p it opens the terminal UI.')
+    .version(pkg.version, '-v, --version')
+    .option('-p, --print <task>', 'run the task headless (@file reads it from a file): progress on stderr, the answer on stdout')
+    .option('--yes', 'accept every diff automatically and apply the result to the working tree')
+    .addOption(
+      new Option('--output-format <format>', 'headless output').choices(['text', 'json', 'stream-json']).default('text'),
+    )
+    .option('--model <id>', 'model to use (default from config, else claude-sonnet-4-5)')
+    .option('-c, --continue', 'continue the latest session in this repository')
+    .option('-r, --resume <session>', 'resume a session by id (or unique prefix)')
+    .option('--max-turns <n>', 'stop a thread after this many model calls (exit code 5)', positiveInt)
+    .option('--demo', 'run a scripted demonstration in a throwaway repository (no API key needed)')
+    .option('--debug', 'show stack traces of unexpected errors')
+    // Extra words get our own message (the task goes after -p), not commander's generic one.
+    .allowExcessArguments(true)
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    throw err;
+  }
+  if (program.args.length > 0) {
+    throw new UserError(`Unexpected argument "${program.args[0]}". Give the task with -p "<task>".`, EXIT.usage);
+  }
+  return program.opts<Flags>();
+}
+
+/** `-p @file`: the task is the file's text. */
+function readTaskFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code})`;
+    throw new UserError(`The task file ${file} ${why}. Give an existing file after @, or the task itself after -p.`, EXIT.usage);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const flags = parse(argv);
+  if (typeof flags === 'number') return flags;
+  const controller = new AbortController();
+  process.on('SIGINT', () => controller.abort());
+  // Loaded only now: --version and --help must not pay for the runtime, SQLite and the SDK.
+  if (flags.demo) {
+    const { runDemo } = await import('./demo.js');
+    return runDemo({ writers: writers(), signal: controller.signal, interactive: process.stdout.isTTY === true });
+  }
+  let task = flags.print;
+  if (task?.startsWith('@')) task = readTaskFile(task.slice(1));
+  if (task === undefined && !process.stdin.isTTY) task = await readStdin();
+  if (task === undefined) {
+    const { runInteractive } = await import('./run-tui.js');
+    return runInteractive({ cwd: process.cwd(), env: process.env, flags });
+  }
+  if (task.trim() === '') throw new UserError('The task is empty: say what you want done.', EXIT.usage);
+  const { runHeadless } = await import('./run-headless.js');
+  return runHeadless({
+    task,
+    ...(flags.model ? { model: flags.model } : {}),
+    yes: flags.yes === true,
+    outputFormat: flags.outputFormat,
+    continueLatest: flags.continue === true,
+    ...(flags.resume ? { resume: flags.resume } : {}),
+    ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+    cwd: process.cwd(),
+    env: process.env,
+    writers: writers(),
+    signal: controller.signal,
+  });
+}
+
+/**
+ * Where output goes. A reader that goes away (`| head -1`) closes stdout: the run goes on and
+ * finishes cleanly (sessions and sandboxes closed), writing nothing more there.
+ */
+function writers() {
+  let stdoutOpen = true;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    stdoutOpen = false;
+  });
+  return {
+    out: (s: string) => void (stdoutOpen && process.stdout.write(s)),
+    err: (s: string) => void process.stderr.write(s),
+  };
+}
+
+const debug = process.argv.includes('--debug');
+const KNOWN_ERRORS = new Set(['SandboxError', 'SandboxPathError', 'GitError', 'ApplyError', 'StoreError', 'ModelError']);
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof UserError) {
+      process.stderr.write(`infinity-code: ${err.message}\n`);
+      process.exitCode = err.exitCode;
+      return;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    // The packages' typed errors carry messages written for the user: no stack trace for those.
+    if (err instanceof Error && KNOWN_ERRORS.has(err.name) && !debug) {
+      process.stderr.write(`infinity-code: ${message}\n`);
+      process.exitCode = EXIT.failed;
+      return;
+    }
+    process.stderr.write(
+      debug && err instanceof Error
+        ? `infinity-code: unexpected failure: ${err.stack ?? message}\n`
+        : `infinity-code: unexpected failure: ${message}\n(run again with --debug for details)\n`,
+    );
+    process.exitCode = EXIT.failed;
+  },
+);
