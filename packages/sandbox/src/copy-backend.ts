@@ -22,6 +22,7 @@ import { rebaseCopy } from './copy-rebase.js';
 import { deltaNames } from './delta-layer.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
 import { hostGit, text, type GitRunner } from './git.js';
+import { EXCLUDE_PARTIAL_WRITES } from './partial-write.js';
 import { killProcessesWithEnv } from './proc.js';
 import { removeUnlisted } from './registry.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
@@ -313,7 +314,7 @@ class CopySandbox implements BackendSandbox {
   async currentTree(): Promise<string> {
     const env = { ...this.ctx.objectEnv, GIT_INDEX_FILE: this.diffIndex };
     const base = [...PLUMBING_CONFIG, ...STAT_CONFIG, `--git-dir=${this.ctx.repo.gitDir}`, `--work-tree=${this.treeDir}`];
-    await hostGit([...base, 'add', '-A'], { cwd: this.treeDir, env });
+    await hostGit([...base, 'add', '-A', '--', '.', EXCLUDE_PARTIAL_WRITES], { cwd: this.treeDir, env });
     return text(await hostGit([...base, 'write-tree'], { cwd: this.treeDir, env }));
   }
 

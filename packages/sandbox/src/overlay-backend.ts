@@ -35,6 +35,7 @@ import {
 } from './layer-stack.js';
 import { NamespaceHolder, REAL_OBJECTS_DIR, SNAPSHOT_VIEW_DIR, type OverlayMode } from './ns-holder.js';
 import { probeOverlay } from './overlay-probe.js';
+import { isPartialWrite } from './partial-write.js';
 import { removeUnlisted } from './registry.js';
 import { RwLock } from './rw-lock.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
@@ -299,7 +300,10 @@ class OverlaySandbox implements BackendSandbox {
     const ownFrozen = since === 'snapshot' ? this.stack.frozen : this.stack.frozen.slice(0, this.stack.own);
     const lowerInNs = since === 'snapshot' ? this.snapshotView() : path.join(this.dir, 'lv');
     const excluded = (rel: string): boolean =>
-      rel === '.git' || rel.startsWith('.git/') || heavyDirs.some((d) => rel === d || rel.startsWith(`${d}/`));
+      rel === '.git' ||
+      rel.startsWith('.git/') ||
+      heavyDirs.some((d) => rel === d || rel.startsWith(`${d}/`)) ||
+      isPartialWrite(rel);
     const paths = await changedFiles({
       ownLayers: [this.upperDir, ...ownFrozen.map((l) => path.join(sessionDir, l))],
       lower: holder.hostPath(lowerInNs),

@@ -1,6 +1,7 @@
 import { chmod, cp, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SandboxError, SandboxPathError } from './errors.js';
+import { partialWritePath } from './partial-write.js';
 
 export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
 
@@ -97,9 +98,25 @@ export class ViewFs {
     const { host, rel } = await this.resolve(p);
     if (rel === '') throw new SandboxPathError(p, 'is the repository root, not a file');
     await mkdir(path.dirname(host), { recursive: true });
-    await writeFile(host, data, opts.mode === undefined ? undefined : { mode: opts.mode });
-    // writeFile's mode only applies to new files; an explicit mode must also change existing ones.
-    if (opts.mode !== undefined) await chmod(host, opts.mode);
+    const existing = await stat(host).catch(() => undefined);
+    if (existing && !existing.isFile() && !existing.isDirectory()) {
+      // A FIFO or a device is written to, not replaced.
+      await writeFile(host, data);
+      if (opts.mode !== undefined) await chmod(host, opts.mode);
+      return;
+    }
+    // The new content replaces the file whole (see partial-write.ts); an existing file keeps its mode.
+    const mode = opts.mode ?? (existing ? existing.mode & 0o7777 : undefined);
+    const tmp = partialWritePath(host);
+    try {
+      await writeFile(tmp, data, { flag: 'wx' });
+      // Created files get the umask applied; chmod sets the mode exactly.
+      if (mode !== undefined) await chmod(tmp, mode);
+      await rename(tmp, host);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
   }
 
   async chmod(p: string, mode: number): Promise<void> {

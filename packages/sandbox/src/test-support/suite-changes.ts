@@ -63,6 +63,28 @@ export function registerChangeTests(s: SuiteContext): void {
     expect(await parent.readText('parent.txt')).toBe('parent edited before spawn\n');
   });
 
+  it('writes replace a file whole: readers see old or new content, modes are kept, and a write cut short is no change', async () => {
+    const repo = await makeRepo({ 'big.txt': 'old\n', 'run.sh': '#!/bin/sh\necho a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    expect((await sb.run('chmod 755 run.sh')).exitCode).toBe(0);
+    // Written in many chunks: a reader between two of them would see a truncated file.
+    const big = 'x'.repeat(16 * 1024 * 1024);
+    let writing = true;
+    const write = sb.writeFile('big.txt', big).finally(() => (writing = false));
+    const seen = new Set<number>();
+    while (writing) seen.add((await sb.readFile('big.txt')).length);
+    await write;
+    expect([...seen].filter((n) => n !== 4 && n !== big.length)).toEqual([]);
+
+    await sb.writeFile('run.sh', '#!/bin/sh\necho b\n');
+    expect((await sb.stat('run.sh')).mode & 0o777).toBe(0o755);
+
+    // What a kill between writing the temporary file and renaming it leaves behind.
+    expect((await sb.run('mkdir -p sub && echo half > .big.txt.0a1b2c3d.ic-partial && echo half > sub/.n.txt.0a1b2c3d.ic-partial')).exitCode).toBe(0);
+    expect((await sb.diff()).files.map((f) => f.path).sort()).toEqual(['big.txt', 'run.sh']);
+  });
+
   it('squashInto merges with later parent edits and reports overlapping ones as conflicts', async () => {
     const repo = await makeRepo({ 'a.txt': lines(20), 'b.txt': lines(20) });
     const session = await s.open(repo);
