@@ -1,20 +1,18 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SandboxBackend, SessionContext } from './backend.js';
-import { pickBackend } from './backend-choice.js';
-import { materializeBase, objectEnv, takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
+import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
 import { dropUnusedDeltas } from './delta-layer.js';
 import { SandboxError } from './errors.js';
 import { removeTree } from './fs-util.js';
 import { gc } from './gc.js';
 import { holdSandboxes } from './hold-sandboxes.js';
-import { identify } from './proc.js';
 import { dropRegistry, writeRegistry, type SandboxRegistry, type SavedEntry } from './registry.js';
-import { findHeavyDirs, isWithin, resolveRepo, type RepoInfo } from './repo.js';
+import { isWithin, resolveRepo, type RepoInfo } from './repo.js';
 import { RwLock } from './rw-lock.js';
 import { Sandbox, type SandboxOwner } from './sandbox.js';
 import { touchRecord, writeRecord, type RefreshedBase, type SessionRecord } from './session-record.js';
+import { startFreshSession } from './session-fresh.js';
 import { giveBack, takeOverSession } from './session-resume.js';
 import { defaultStateDir, sessionsDir } from './state-dir.js';
 import { treeChanges } from './tree-changes.js';
@@ -149,52 +147,11 @@ export class SandboxSession {
   }
 
   private static async fresh(repo: RepoInfo, stateDir: string, choice: OpenSessionOptions['backend']): Promise<SandboxSession> {
-    const backend = await pickBackend(choice, stateDir, repo);
-    const sessionId = `${Date.now().toString(36)}-${process.pid}-${randomBytes(3).toString('hex')}`;
-    const sessionDir = path.join(sessionsDir(stateDir), sessionId);
-    await mkdir(sessionDir, { recursive: true });
-    // Owned from the start (gc leaves it alone); unresumable until the snapshot is in it.
-    let record: SessionRecord = {
-      version: 2,
-      owner: await identify(process.pid),
-      repo: repo.root,
-      backend: backend.name,
-      heavyDirs: [],
-      createdAt: new Date().toISOString(),
-    };
-    await writeRecord(sessionDir, record);
+    const { ctx, backend, record } = await startFreshSession(repo, stateDir, choice);
     try {
-      const objectsDir = path.join(sessionDir, 'objects');
-      const tmpDir = path.join(sessionDir, 'tmp');
-      await mkdir(objectsDir, { recursive: true });
-      await mkdir(tmpDir, { recursive: true });
-      // Both walk the whole working tree (stat calls mostly): side by side, the waits overlap.
-      const [heavyDirs, snapshot] = await Promise.all([findHeavyDirs(repo), takeSnapshot(repo, objectsDir, tmpDir)]);
-      const baseDir = path.join(sessionDir, 'base');
-      const baseIndex = path.join(sessionDir, 'base.index');
-      await materializeBase(repo, snapshot, objectsDir, baseDir, baseIndex);
-      // The empty registry, then the snapshot in the record: the session is resumable from here on.
-      await writeRegistry(sessionDir, { version: 1, nextName: 1, sandboxes: [] });
-      record = { ...record, heavyDirs, snapshot };
-      await writeRecord(sessionDir, record);
-      const ctx: SessionContext = {
-        sessionId,
-        sessionDir,
-        repo,
-        snapshot,
-        baseDir,
-        baseTree: snapshot.tree,
-        baseDirIndex: baseIndex,
-        baseIndex,
-        deltaLayer: undefined,
-        objectsDir,
-        tmpDir,
-        heavyDirs,
-        objectEnv: objectEnv(repo, objectsDir),
-      };
       return new SandboxSession(ctx, backend.name, await backend.open(ctx), record);
     } catch (err) {
-      await removeTree(sessionDir);
+      await removeTree(ctx.sessionDir);
       throw err;
     }
   }
