@@ -138,7 +138,7 @@ describe('the TUI in a real terminal', () => {
     }
   });
 
-  it('marks files the user edits meanwhile, warns in a review that touches them, and /refresh hands them over', async () => {
+  it('marks files the user edits meanwhile, warns in a review that touches them, /refresh hands them over, and what /diff applies is not counted', async () => {
     const repo = gitRepo(FILES);
     const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, HOME: tempDir(), TERM: 'xterm-256color' };
     const screen = TmuxScreen.start(['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', process.execPath, BIN], { cwd: repo, env });
@@ -162,6 +162,18 @@ describe('the TUI in a real terminal', () => {
       expect(screen.screen()).not.toMatch(/You edited 1 file/);
       // The user's file is untouched by all this.
       expect(readFileSync(join(repo, 'colors.txt'), 'utf8')).toBe('colour one\nadded by the user\n');
+
+      // Files the session's own changes put in the tree are not the user's edits.
+      screen.type('/diff');
+      screen.press('Enter');
+      await screen.waitFor(/Review: Session changes → working tree/);
+      screen.press('A');
+      await screen.waitFor(/all decided/);
+      screen.press('Enter');
+      await screen.waitFor(/Applied 2 file\(s\) to the working tree\./);
+      expect(readFileSync(join(repo, 'sizes.txt'), 'utf8')).toBe('large\n');
+      writeFileSync(join(repo, 'notes.txt'), 'a note\n');
+      await screen.waitFor(/You edited 1 file since the session began \(notes\.txt\)/);
     } finally {
       screen.press('C-c');
       screen.press('C-c');

@@ -154,10 +154,11 @@ export class AgentSession {
 
   /**
    * Files of the user's working tree that differ from the sandboxes' base now (edited since the
-   * session began, or since the last refresh).
+   * session began, or since the last refresh), except those that hold the root's version (the
+   * session's changes applied to the tree are not the user's edits).
    */
-  changedSinceBase(): Promise<string[]> {
-    return this.sandboxSession.changedSinceSnapshot();
+  async changedSinceBase(): Promise<string[]> {
+    return this.sandboxSession.changedSinceSnapshot({ except: await this.sandboxes.sandboxFor(this.rootId) });
   }
 
   /** Takes the user's edits into every sandbox's base; a sandbox's own changes to a file win. */

@@ -267,16 +267,22 @@ export class SandboxSession {
 
   /**
    * Working-tree paths (files and symlinks; modified, added or deleted) that differ from the
-   * session's current snapshot: what refreshBase() would bring in now. Costs what a snapshot
-   * does (the user's index stat cache means only changed files are read), and writes nothing
-   * the sandboxes use.
+   * session's current snapshot: what refreshBase() would bring in now. With `except`, paths
+   * where the working tree has exactly what that sandbox has are left out: changes that came
+   * from it (applyToWorkingTree) are not the user's. Costs what a snapshot does (the user's index
+   * stat cache means only changed files are read), and writes nothing the sandboxes use.
    */
-  async changedSinceSnapshot(): Promise<string[]> {
+  async changedSinceSnapshot(opts: { except?: Sandbox } = {}): Promise<string[]> {
     this.assertOpen();
     const { repo, objectsDir, tmpDir } = this.ctx;
     const tree = await workingTreeTree(repo, objectsDir, tmpDir);
     const current = this.ctx.snapshot.tree;
-    return tree === current ? [] : (await treeChanges(this.ctx, current, tree)).map((c) => c.path);
+    if (tree === current) return [];
+    const changed = (await treeChanges(this.ctx, current, tree)).map((c) => c.path);
+    if (!opts.except) return changed;
+    const theirs = await opts.except.op(async () => (await opts.except!.handle.changeTrees('snapshot')).to);
+    const differ = new Set((await treeChanges(this.ctx, tree, theirs)).map((c) => c.path));
+    return changed.filter((p) => differ.has(p));
   }
 
   /**

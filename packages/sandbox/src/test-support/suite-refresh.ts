@@ -144,6 +144,22 @@ export function registerRefreshTests(s: SuiteContext): void {
     expect(await readFile(path.join(repo, '.git', 'index'))).toEqual(indexBefore);
   });
 
+  it("changedSinceSnapshot({ except }) leaves out what the working tree got from that sandbox, until the user edits it", async () => {
+    const repo = await makeRepo({ 'a.txt': lines(10), 'b.txt': 'b\n', 'gone.txt': 'g\n' });
+    const session = await s.open(repo);
+    const root = await session.create('root');
+    await root.writeFile('a.txt', lines(10).replace('line 3\n', 'line 3 agent\n'));
+    await root.writeFile('new.txt', 'new\n');
+    await root.remove('gone.txt');
+    expect(await root.applyToWorkingTree()).toMatchObject({ clean: true });
+    await writeFile(path.join(repo, 'b.txt'), 'b by the user\n');
+
+    expect(await session.changedSinceSnapshot()).toEqual(['a.txt', 'b.txt', 'gone.txt', 'new.txt']);
+    expect(await session.changedSinceSnapshot({ except: root })).toEqual(['b.txt']);
+    await writeFile(path.join(repo, 'new.txt'), 'new, then the user\n');
+    expect(await session.changedSinceSnapshot({ except: root })).toEqual(['b.txt', 'new.txt']);
+  });
+
   it('refreshes in a row: each brings what changed since the previous one, on one delta at most', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' });
     const session = await s.open(repo);
