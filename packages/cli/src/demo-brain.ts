@@ -68,11 +68,24 @@ function rootTurn(stack: string[], messages: readonly HistoryMessage[]): Scripte
   const reports = (all.match(/has shut down/g) ?? []).length;
   const testsDone = /\[exit code: \d+\]/.test(all);
   if (reports < 2 || !testsDone) return { toolCall: { name: 'sleep_until_event_or_input', input: {} } };
-  return {
-    text:
-      'Done. greet() now says "Hello, <name>!" and farewell.js adds farewell(name); both changes were ' +
-      'reviewed and merged into my sandbox, and the tests ran in the background meanwhile.',
-  };
+  return { text: summary(all) };
+}
+
+/** The closing answer, true to what the review decided (a rejected file is named with its reason). */
+function summary(all: string): string {
+  const rejected = new Map([...all.matchAll(/Rejected ([^\s#]+)#\d+: ([^\n]*?)\.?$/gm)].map((m) => [m[1]!, m[2]!]));
+  const changes = [
+    { file: 'greet.js', what: 'greet() now says "Hello, <name>!"' },
+    { file: 'farewell.js', what: 'farewell.js adds farewell(name)' },
+  ];
+  const kept = changes.filter((c) => !rejected.has(c.file)).map((c) => c.what);
+  const dropped = changes.filter((c) => rejected.has(c.file)).map((c) => `${c.file} (you rejected it: "${rejected.get(c.file)}")`);
+  const parts = [
+    kept.length > 0 ? `${kept.join(' and ')}; merged into my sandbox after review.` : 'Nothing was merged.',
+    dropped.length > 0 ? `Left out: ${dropped.join(', ')}.` : '',
+    'The tests ran in the background meanwhile.',
+  ];
+  return `Done. ${parts.filter(Boolean).join(' ')}`;
 }
 
 function childTurn(threadId: string, messages: readonly HistoryMessage[]): ScriptedReply {
