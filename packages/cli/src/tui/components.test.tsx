@@ -1,11 +1,12 @@
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
-import { formatCost, formatTokens } from './format.js';
+import { formatCost, formatTokens, summarize } from './format.js';
 import { LiveTurn } from './live-turn.js';
 import { initialState, reduce, type UiState } from './state.js';
 import { StatusLine } from './status-line.js';
 import { ThreadRows } from './thread-rows.js';
+import { ToolRow } from './tool-row.js';
 
 const frame = (node: React.ReactElement) => {
   const ui = render(node);
@@ -15,6 +16,14 @@ const frame = (node: React.ReactElement) => {
 };
 
 describe('components render state', () => {
+  it('ToolRow keeps the count of further result lines when the first line is too long for the terminal', () => {
+    const result = `Command is still running after 5 s; it continues in the background ${'and on '.repeat(12)}\nline 2\nline 3`;
+    const out = frame(<ToolRow display="$ node test.js" status="ok" summary={summarize(result)} />);
+    const row = out.split('\n')[1]!;
+    expect(row).toMatch(/^ {2}⎿ Command is still running.*…/);
+    expect(row).toMatch(/\(\+2 lines\)$/);
+  });
+
   it('ThreadRows shows at most maxRows, busy children first, in spawn order', () => {
     let s: UiState = initialState({ model: 'm', contextWindow: 0, backend: 'copy', sessionId: 'root' });
     for (let i = 0; i < 10; i++) {

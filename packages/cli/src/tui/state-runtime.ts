@@ -46,7 +46,7 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
     case 'tool-interrupted': {
       // A wait ended by an event or a message did its job.
       const wait = WAITS.has(s.running.find((r) => r.callId === e.callId && r.threadId === e.threadId)?.name ?? '');
-      if (wait && e.reason === 'input') return finishTool(s, e.callId, 'ok', 'woken by new input');
+      if (wait && e.reason === 'input') return finishTool(s, e.callId, 'ok', 'woken by an event or a message');
       return finishTool(s, e.callId, 'interrupted', e.reason === 'restart' ? 'interrupted by a restart' : 'interrupted');
     }
     case 'tool-progress':

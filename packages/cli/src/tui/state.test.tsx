@@ -166,7 +166,7 @@ describe('the UI reducer over real runtime events', () => {
     s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'b', name: 'build', input: {} }, sync: false, display: '$ make' });
     s = reduce(s, { type: 'tool-interrupted', threadId: 'root', callId: 'b', reason: 'input' });
     expect(s.items.map((i) => i.kind === 'tool' && [i.display, i.status, i.summary])).toEqual([
-      ['Wait for events or input', 'ok', 'woken by new input'],
+      ['Wait for events or input', 'ok', 'woken by an event or a message'],
       ['$ make', 'interrupted', 'interrupted'],
     ]);
   });

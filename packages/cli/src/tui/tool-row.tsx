@@ -24,7 +24,8 @@ export function ToolRow(props: { display: string; status: ToolRowStatus; summary
       {status === 'running' ? (
         <OutputTail lines={tail} />
       ) : (
-        <Text wrap="truncate-end" color={status === 'error' ? 'red' : status === 'interrupted' ? 'yellow' : undefined} dimColor={status === 'ok'}>
+        // Cut in the middle: the end says how many more lines there are.
+        <Text wrap="truncate-middle" color={status === 'error' ? 'red' : status === 'interrupted' ? 'yellow' : undefined} dimColor={status === 'ok'}>
           {'  ⎿ '}
           {summary ?? ''}
         </Text>
