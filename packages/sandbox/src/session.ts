@@ -279,8 +279,9 @@ export class SandboxSession {
     const current = this.ctx.snapshot.tree;
     if (tree === current) return [];
     const changed = (await treeChanges(this.ctx, current, tree)).map((c) => c.path);
-    if (!opts.except) return changed;
-    const theirs = await opts.except.op(async () => (await opts.except!.handle.changeTrees('snapshot')).to);
+    const except = opts.except;
+    if (!except) return changed;
+    const theirs = await except.op(async () => (await except.handle.changeTrees('snapshot')).to);
     const differ = new Set((await treeChanges(this.ctx, tree, theirs)).map((c) => c.path));
     return changed.filter((p) => differ.has(p));
   }

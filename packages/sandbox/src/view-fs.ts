@@ -106,7 +106,7 @@ export class ViewFs {
       return;
     }
     // The new content replaces the file whole (see partial-write.ts); an existing file keeps its mode.
-    const mode = opts.mode ?? (existing ? existing.mode & 0o7777 : undefined);
+    const mode = opts.mode ?? (existing?.isFile() ? existing.mode & 0o7777 : undefined);
     const tmp = partialWritePath(host);
     try {
       await writeFile(tmp, data, { flag: 'wx' });
