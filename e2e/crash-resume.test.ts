@@ -38,9 +38,17 @@ function tree(dir: string): Record<string, string> {
   return out;
 }
 
+/** Set by a test to hold one request of the model back (see the second test). */
+let holdWhen: ((body: { messages?: unknown[] }) => Promise<void> | undefined) | undefined;
+
 let api: FakeMessagesApi;
 beforeAll(async () => {
-  api = await startFakeMessagesApi({ brain });
+  api = await startFakeMessagesApi({
+    brain: async (body) => {
+      await holdWhen?.(body);
+      return brain(body);
+    },
+  });
 });
 afterAll(async () => {
   await api.close();
@@ -48,10 +56,10 @@ afterAll(async () => {
 });
 
 describe('crash and resume of the built CLI', () => {
-  it(`SIGKILLed at ${POINTS} seeded points, -c --yes always reaches the uninterrupted result`, async () => {
-    const env = (log: string) => ({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url, DEMO_TEST_STEPS: '2', IC_LOG: log });
-    const config = { commandTimeoutMs: 800 };
+  const env = (log: string) => ({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url, DEMO_TEST_STEPS: '2', IC_LOG: log });
+  const config = { commandTimeoutMs: 800 };
 
+  it(`SIGKILLed at ${POINTS} seeded points, -c --yes always reaches the uninterrupted result`, async () => {
     // The uninterrupted run: the reference tree and how many events a whole run prints.
     const baseRepo = gitRepo(DEMO_FILES, config);
     const baseLog = join(tempDir(), 'log');
@@ -97,5 +105,47 @@ describe('crash and resume of the built CLI', () => {
       const sessionsDir = join(stateDir, 'sessions');
       expect(existsSync(sessionsDir) ? readdirSync(sessionsDir) : []).toEqual([]);
     }
+  });
+
+  // A narrow window the seeded points hit only now and then: the command went to the background
+  // and the root's model call that takes that answer was in flight, so the subscription was not
+  // yet recorded. The restart must still end it (the command died with the process); otherwise
+  // the root waits for its events forever.
+  it('SIGKILLed while the root takes the answer that a command went to the background, -c reaches the uninterrupted result', async () => {
+    const baseRepo = gitRepo(DEMO_FILES, config);
+    const base = await runCli(['-p', DEMO_TASK, '--yes'], { cwd: baseRepo, env: env(join(tempDir(), 'log')) });
+    expect(base.code, base.stderr).toBe(0);
+    const expected = tree(baseRepo);
+
+    const repo = gitRepo(DEMO_FILES, config);
+    const home = tempDir();
+    const log = join(home, 'commands.log');
+    let reached!: () => void;
+    const atWindow = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    holdWhen = (body) => {
+      if (!JSON.stringify(body.messages ?? []).includes('continues in the background (subscription id: toolu_cmd_')) return undefined;
+      holdWhen = undefined;
+      reached();
+      return released;
+    };
+    try {
+      const first = startCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: repo, home, env: env(log) });
+      await atWindow;
+      first.kill('SIGKILL');
+      expect((await first.done).signal).toBe('SIGKILL');
+    } finally {
+      holdWhen = undefined;
+      release();
+    }
+    const r = await runCli(['-c', '--yes', '-p', 'Continue where you left off.', '--output-format', 'stream-json'], { cwd: repo, home, env: env(log) });
+    const result = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as { type?: string; status?: string };
+    expect(result.type, `the resumed run printed no result (it ended while waiting): ${r.stdout.slice(-400)}`).toBe('result');
+    expect([r.code, result.status], r.stderr).toEqual([0, 'success']);
+    expect(tree(repo)).toEqual(expected);
+    const ids = readFileSync(log, 'utf8').trim().split('\n').filter(Boolean);
+    expect(new Set(ids).size, `commands run twice: ${ids.join(' ')}`).toBe(ids.length);
+    await gc({ stateDir: join(home, '.local', 'state', 'infinity-code'), all: true });
   });
 });

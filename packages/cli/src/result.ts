@@ -27,6 +27,8 @@ export interface RunResult {
 
 export interface Outcome {
   interrupted: boolean;
+  /** Threads still waited for inputs nothing could send any more. */
+  stalled: boolean;
   filesChanged: string[];
   applied: boolean;
   patchFile: string | null;

@@ -7,7 +7,7 @@ import type { ExitCode } from './exit-codes.js';
 import { anthropicEnv } from './provider-env.js';
 import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headless.js';
 import { requireGitRoot } from './project.js';
-import { untilQuiescent } from './quiescence.js';
+import { untilQuiescent, whenLoopDrains, type Quiescence } from './quiescence.js';
 import { buildResult, type Outcome } from './result.js';
 import { autoAcceptReviewer } from './review.js';
 import { SessionRegistry } from './sessions.js';
@@ -80,14 +80,21 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   const onAbort = () => agent.system.interruptAll();
   o.signal.addEventListener('abort', onAbort);
   let outcome: Outcome | undefined;
+  const loop = whenLoopDrains();
   try {
     await agent.system.sendUserText(session.id, o.task);
-    await untilQuiescent(agent.system, agent.store, o.signal);
-    outcome = await finish(agent, root, session.id, o);
+    const end = await untilQuiescent(agent.system, agent.store, o.signal, loop.drained);
+    if (end.kind === 'stalled') {
+      const message = stalledMessage(end);
+      tally.errors.push({ kind: 'stalled', message });
+      if (o.outputFormat === 'text') o.writers.err(`Error: ${message}\n`);
+    }
+    outcome = await finish(agent, root, session.id, o, end.kind === 'stalled');
   } finally {
+    loop.dispose();
     o.signal.removeEventListener('abort', onAbort);
     // Sandboxes are kept for the next run (-c) unless everything reached the working tree.
-    const settled = outcome !== undefined && !outcome.interrupted && outcome.unreported.length === 0 &&
+    const settled = outcome !== undefined && !outcome.interrupted && !outcome.stalled && outcome.unreported.length === 0 &&
       (outcome.applied || outcome.filesChanged.length === 0);
     await agent.close({ keep: !settled });
   }
@@ -98,11 +105,12 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
 }
 
 /** Apply the root's changes (--yes) or save them as a patch; list what children never reported. */
-async function finish(agent: AgentSession, root: string, sessionId: string, o: HeadlessOptions): Promise<Outcome> {
+async function finish(agent: AgentSession, root: string, sessionId: string, o: HeadlessOptions, stalled: boolean): Promise<Outcome> {
   const unreported = await agent.unreported();
   const diff = await agent.rootDiff();
   const outcome: Outcome = {
     interrupted: o.signal.aborted,
+    stalled,
     filesChanged: diff.files.map((f) => f.path),
     applied: false,
     patchFile: null,
@@ -110,7 +118,8 @@ async function finish(agent: AgentSession, root: string, sessionId: string, o: H
     unreported,
   };
   if (diff.isEmpty) return outcome;
-  if (o.yes && !o.signal.aborted) {
+  // Unfinished work (interrupted, or stuck) is saved as a patch rather than applied.
+  if (o.yes && !o.signal.aborted && !stalled) {
     const applied = await (await agent.sandboxes.sandboxFor(sessionId)).applyToWorkingTree();
     outcome.applied = true;
     outcome.conflicts = applied.conflicts;
@@ -122,6 +131,15 @@ async function finish(agent: AgentSession, root: string, sessionId: string, o: H
   writeFileSync(file, diff.patchBytes);
   outcome.patchFile = relative(o.cwd, file) || file;
   return outcome;
+}
+
+function stalledMessage(end: Extract<Quiescence, { kind: 'stalled' }>): string {
+  const waits = end.waiting.map((w) => `${w.subscription.name} ${w.subscription.callId} (thread ${w.threadId})`);
+  return (
+    'The run stopped before the agent finished: nothing is left that could wake it' +
+    (waits.length > 0 ? `; it waits for events of ${waits.join(', ')}, which nothing will send` : '') +
+    '. Continue with `infinity-code -c` (open background commands are then reported as ended).'
+  );
 }
 
 function report(w: HeadlessWriters, o: Outcome): void {

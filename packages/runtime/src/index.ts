@@ -36,6 +36,7 @@ export type {
   RuntimeStore,
   SliceCommit,
   StateStore,
+  Subscription,
   ThreadRecord,
   ThreadStatus,
 } from './store.js';

@@ -83,10 +83,21 @@ export class LocalSystem {
   async start(): Promise<void> {
     const store = this.opts.store;
     const queued = await store.pendingInputs();
-    const answered = new Set(queued.flatMap((i) => (i.body.kind === 'tool_result' ? [key(i.threadId, i.body.toolUseId)] : [])));
+    const answered = new Map(
+      queued.flatMap((i) => (i.body.kind === 'tool_result' ? [[key(i.threadId, i.body.toolUseId), i.body.subscription === true] as const] : [])),
+    );
     for (const { threadId, call } of await store.threadsWithPendingCalls()) {
-      if (answered.has(key(threadId, call.id))) continue;
       const tool = this.deps.tools.get(call.name);
+      const startsSubscription = answered.get(key(threadId, call.id));
+      if (startsSubscription !== undefined) {
+        // The subscription starts only when a slice takes this result, so activeSubscriptions()
+        // below doesn't list it yet; its tool must still learn that the process behind it is gone.
+        if (startsSubscription && tool?.kind === 'async' && tool.resume) {
+          const thread = await store.loadThread(threadId);
+          if (thread) tool.resume(asyncContext(this.deps, thread.record, call));
+        }
+        continue;
+      }
       if (!call.dispatched) {
         if (tool?.kind === 'async') {
           const thread = await store.loadThread(threadId);

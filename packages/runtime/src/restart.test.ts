@@ -156,6 +156,56 @@ describe('deferred inputs across a restart', () => {
   });
 });
 
+describe('a subscription whose start was queued but not yet taken when the process died', () => {
+  it('is ended by its tool on the next start, so the thread is not left waiting for it', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'state.db');
+    const dispatched: string[] = [];
+    const resumed: string[] = [];
+    // An in-process tool: its process (and so its stream) dies with ours.
+    const serve: AsyncTool = {
+      kind: 'async',
+      name: 'serve',
+      description: 'Serve.',
+      input_schema: { type: 'object', properties: {} },
+      dispatch: (_i, ctx) => void dispatched.push(ctx.call.id),
+      resume: (ctx) => {
+        resumed.push(ctx.call.id);
+        void ctx.emit({ id: `${ctx.call.id}:final`, content: 'server lost in the restart', associative: true, final: true });
+      },
+    };
+    const brain = (r: CompletionRequest) =>
+      r.messages.at(-1)!.content[0]!.type === 'text' ? { toolCall: { name: 'serve', input: {} } } : { text: 'ok' };
+    const open = () => new LocalSystem({ store: new SqliteStore({ path: db }), provider: new ScriptedProvider(brain), tools: [serve], model: 'm' });
+
+    const first = open();
+    await first.sendUserText('t1', 'serve', 'u1');
+    await first.whenIdle({ ignoreRunningTools: true });
+    await first.close();
+    // The tool answered "running in the background" (a subscription), then the process went
+    // down before a slice took that answer: the subscription is not in the thread's record yet.
+    const store = new SqliteStore({ path: db });
+    await store.enqueue([toolResult('t1', dispatched[0]!, [text('serving in the background')], { subscription: true })]);
+    expect(await store.activeSubscriptions()).toEqual([]);
+    await store.close();
+
+    const second = open();
+    await second.start();
+    await second.whenIdle({ ignoreRunningTools: true });
+    await second.close();
+    const reader = new SqliteStore({ path: db });
+    const t = (await reader.loadThread('t1'))!;
+    await reader.close();
+    expect(resumed).toEqual(dispatched);
+    const texts = t.history.map((m) => JSON.stringify(m));
+    const at = (s: string) => texts.findIndex((x) => x.includes(s));
+    expect(at('serving in the background')).toBeGreaterThan(0);
+    expect(at('server lost in the restart')).toBeGreaterThan(at('serving in the background'));
+    expect(t.record.subscriptions).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
 describe('timers that came due while the process was down', () => {
   const napBrain = (r: CompletionRequest) => {
     const last = r.messages.at(-1)!.content[0]!;
