@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionContext } from './backend.js';
-import type { SandboxDiff } from './diff.js';
+import type { ChangedFile, SandboxDiff } from './diff.js';
 import { ApplyError } from './errors.js';
-import { unquoteGitPath, type GitRunner } from './git.js';
+import { nulFields, unquoteGitPath, type GitRunner } from './git.js';
 import { stagePaths } from './stage-paths.js';
 
 export interface ApplyResult {
@@ -58,7 +58,12 @@ export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff:
       env: ctx.objectEnv,
       cwd: target.workTree,
     });
-    const out = await target.git([...base, 'apply', '--3way', '--whitespace=nowarn', patchFile], {
+    // A deletion or rename the target already has (the user removed the file too, or a squash
+    // re-run after a crash) would fail the whole apply with "does not exist in index".
+    const done = await alreadyApplied(target, base, env, diff.files);
+    if (done.length === diff.files.length) return { clean: true, conflicts: [], files };
+    const excludes = done.map((f) => `--exclude=${globEscape(f.path)}`);
+    const out = await target.git([...base, 'apply', '--3way', '--whitespace=nowarn', ...excludes, patchFile], {
       cwd: target.workTree,
       env,
       okExitCodes: [1],
@@ -74,4 +79,30 @@ export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff:
     await rm(`${index}.lock`, { force: true });
     await rm(patchFile, { force: true });
   }
+}
+
+/**
+ * Deletions and renames whose effect the target already shows: the deleted (or renamed-from)
+ * path is gone, and a rename's new path exists. Reads the temporary index, which holds exactly the
+ * target's touched paths that exist.
+ */
+async function alreadyApplied(
+  target: ApplyTarget,
+  base: string[],
+  env: Record<string, string>,
+  files: readonly ChangedFile[],
+): Promise<ChangedFile[]> {
+  const gone = files.filter((f) => f.status === 'deleted' || f.status === 'renamed');
+  if (gone.length === 0) return [];
+  const asked = gone.flatMap((f) => (f.oldPath ? [f.oldPath, f.path] : [f.path]));
+  const out = await target.git([...base, '--literal-pathspecs', 'ls-files', '-z', '--', ...asked], { cwd: target.workTree, env });
+  const present = new Set(nulFields(out.stdout));
+  return gone.filter((f) =>
+    f.status === 'deleted' ? !present.has(f.path) : !present.has(f.oldPath ?? f.path) && present.has(f.path),
+  );
+}
+
+/** `git apply --exclude` takes a glob: match the path literally. */
+function globEscape(p: string): string {
+  return p.replace(/[\\*?[\]]/g, '\\$&');
 }

@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { gc } from '../index.js';
@@ -124,6 +124,31 @@ export function registerChangeTests(s: SuiteContext): void {
     await expect(readFile(path.join(repo, 'other.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await readFile(path.join(repo, '.git', 'index'))).toEqual(indexBefore);
     expect(await git(repo, 'diff', '--cached', '--name-only')).toBe('');
+  });
+
+  it('a deletion or rename the target already has is no conflict: the user removed the file too; a squash run twice changes nothing', async () => {
+    const repo = await makeRepo({ 'gone [1].txt': 'bye\n', 'old.txt': lines(40, 'moving'), 'mod.txt': lines(10), 'dir/x.txt': 'x\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    expect((await sb.run("rm 'gone [1].txt' dir/x.txt && mv old.txt 'new [2].txt'")).exitCode).toBe(0);
+    await sb.writeFile('mod.txt', lines(10).replace('line 5\n', 'line five\n'));
+    // The user deleted the same files meanwhile (names with glob characters: excluded literally).
+    await rm(path.join(repo, 'gone [1].txt'));
+    await rm(path.join(repo, 'dir'), { recursive: true });
+
+    expect(await sb.applyToWorkingTree()).toMatchObject({ clean: true, conflicts: [] });
+    expect((await readdir(repo)).filter((n) => n !== '.git').sort()).toEqual(['mod.txt', 'new [2].txt']);
+    expect(await readFile(path.join(repo, 'new [2].txt'), 'utf8')).toBe(lines(40, 'moving'));
+    expect(await readFile(path.join(repo, 'mod.txt'), 'utf8')).toContain('line five\n');
+
+    // A squash repeated (a crash between merging a child and moving it onto its parent's new state).
+    const parent = await session.create('parent');
+    const child = await session.create('child', parent);
+    expect((await child.run("rm 'gone [1].txt' && mv old.txt 'new [2].txt'")).exitCode).toBe(0);
+    await child.writeFile('mod.txt', lines(10).replace('line 5\n', 'line five\n'));
+    expect(await child.squashInto()).toMatchObject({ clean: true, conflicts: [] });
+    expect(await child.squashInto()).toMatchObject({ clean: true, conflicts: [] });
+    expect(await viewTree(parent)).toEqual(await viewTree(child));
   });
 
   it('a commit made by a command inside the sandbox still diffs, squashes and applies', async () => {
