@@ -27,7 +27,7 @@ export interface RunResult {
 
 export interface Outcome {
   interrupted: boolean;
-  /** Threads still waited for inputs nothing could send any more. */
+  /** Threads were still waiting for inputs that nothing could send any more. */
   stalled: boolean;
   filesChanged: string[];
   applied: boolean;
