@@ -59,15 +59,20 @@ describe('crash and resume of the built CLI', () => {
   const env = (log: string) => ({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url, DEMO_TEST_STEPS: '2', IC_LOG: log });
   const config = { commandTimeoutMs: 800 };
 
+  // The uninterrupted run, made once: the reference tree and how many events a whole run prints.
+  let baseline: Promise<{ expected: Record<string, string>; total: number }> | undefined;
+  const uninterrupted = () =>
+    (baseline ??= (async () => {
+      const baseRepo = gitRepo(DEMO_FILES, config);
+      const base = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: baseRepo, env: env(join(tempDir(), 'log')) });
+      expect(base.code, base.stderr).toBe(0);
+      const expected = tree(baseRepo);
+      expect(expected['farewell.js']).toBeDefined();
+      return { expected, total: base.stdout.trim().split('\n').length };
+    })());
+
   it(`SIGKILLed at ${POINTS} seeded points, -c --yes always reaches the uninterrupted result`, async () => {
-    // The uninterrupted run: the reference tree and how many events a whole run prints.
-    const baseRepo = gitRepo(DEMO_FILES, config);
-    const baseLog = join(tempDir(), 'log');
-    const base = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: baseRepo, env: env(baseLog) });
-    expect(base.code, base.stderr).toBe(0);
-    const expected = tree(baseRepo);
-    const total = base.stdout.trim().split('\n').length;
-    expect(expected['farewell.js']).toBeDefined();
+    const { expected, total } = await uninterrupted();
 
     const random = seeded(SEED);
     for (let p = 0; p < POINTS; p++) {
@@ -112,11 +117,7 @@ describe('crash and resume of the built CLI', () => {
   // yet recorded. The restart must still end it (the command died with the process); otherwise
   // the root waits for its events forever.
   it('SIGKILLed while the root takes the answer that a command went to the background, -c reaches the uninterrupted result', async () => {
-    const baseRepo = gitRepo(DEMO_FILES, config);
-    const base = await runCli(['-p', DEMO_TASK, '--yes'], { cwd: baseRepo, env: env(join(tempDir(), 'log')) });
-    expect(base.code, base.stderr).toBe(0);
-    const expected = tree(baseRepo);
-
+    const { expected } = await uninterrupted();
     const repo = gitRepo(DEMO_FILES, config);
     const home = tempDir();
     const log = join(home, 'commands.log');

@@ -60,7 +60,7 @@ export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff:
     });
     // A deletion or rename the target already has (the user removed the file too, or a squash
     // re-run after a crash) would fail the whole apply with "does not exist in index".
-    const done = await alreadyApplied(target, base, env, diff.files);
+    const done = await alreadyApplied(target, base, env, diff);
     if (done.length === diff.files.length) return { clean: true, conflicts: [], files };
     const excludes = done.map((f) => `--exclude=${globEscape(f.path)}`);
     const out = await target.git([...base, 'apply', '--3way', '--whitespace=nowarn', ...excludes, patchFile], {
@@ -82,24 +82,38 @@ export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff:
 }
 
 /**
- * Deletions and renames whose effect the target already shows: the deleted (or renamed-from)
- * path is gone, and a rename's new path exists. Reads the temporary index, which holds exactly the
- * target's touched paths that exist.
+ * Deletions and renames whose effect the target already shows: the deleted path is gone; a
+ * rename's old path is gone and its new path holds exactly the renamed content (a rename the user
+ * made without the agent's edits is not "already applied": it still fails, rather than dropping
+ * those edits). Reads the temporary index, which holds exactly the touched paths that exist.
  */
-async function alreadyApplied(
-  target: ApplyTarget,
-  base: string[],
-  env: Record<string, string>,
-  files: readonly ChangedFile[],
-): Promise<ChangedFile[]> {
-  const gone = files.filter((f) => f.status === 'deleted' || f.status === 'renamed');
+async function alreadyApplied(target: ApplyTarget, base: string[], env: Record<string, string>, diff: SandboxDiff): Promise<ChangedFile[]> {
+  const gone = diff.files.filter((f) => f.status === 'deleted' || f.status === 'renamed');
   if (gone.length === 0) return [];
+  const git = (args: string[], paths: string[]) =>
+    target.git([...base, '--literal-pathspecs', ...args, '--', ...paths], { cwd: target.workTree, env });
   const asked = gone.flatMap((f) => (f.oldPath ? [f.oldPath, f.path] : [f.path]));
-  const out = await target.git([...base, '--literal-pathspecs', 'ls-files', '-z', '--', ...asked], { cwd: target.workTree, env });
-  const present = new Set(nulFields(out.stdout));
+  // `<mode> <blob> <stage>\t<path>` per entry.
+  const present = blobsByPath((await git(['ls-files', '-s', '-z'], asked)).stdout);
+  const renamed = gone.filter((f) => f.status === 'renamed' && !present.has(f.oldPath ?? f.path) && present.has(f.path));
+  // `<mode> <type> <blob>\t<path>` per entry, from the tree the diff leads to.
+  const wanted =
+    renamed.length === 0 ? new Map<string, string>() : blobsByPath((await git(['ls-tree', '-z', diff.to], renamed.map((f) => f.path))).stdout);
   return gone.filter((f) =>
-    f.status === 'deleted' ? !present.has(f.path) : !present.has(f.oldPath ?? f.path) && present.has(f.path),
+    f.status === 'deleted' ? !present.has(f.path) : renamed.includes(f) && present.get(f.path) === wanted.get(f.path),
   );
+}
+
+/** Path to object id from `ls-files -s -z` or `ls-tree -z` output (the id is the field before a tab, 2nd or 3rd). */
+function blobsByPath(out: Buffer): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const entry of nulFields(out)) {
+    const tab = entry.indexOf('\t');
+    const meta = entry.slice(0, tab).split(' ');
+    const id = meta.find((m) => /^[0-9a-f]{40,64}$/.test(m));
+    if (id) map.set(entry.slice(tab + 1), id);
+  }
+  return map;
 }
 
 /** `git apply --exclude` takes a glob: match the path literally. */

@@ -145,10 +145,24 @@ export function registerChangeTests(s: SuiteContext): void {
     const parent = await session.create('parent');
     const child = await session.create('child', parent);
     expect((await child.run("rm 'gone [1].txt' && mv old.txt 'new [2].txt'")).exitCode).toBe(0);
+    await child.writeFile('new [2].txt', lines(40, 'moving').replace('moving 30\n', 'moved 30\n'));
     await child.writeFile('mod.txt', lines(10).replace('line 5\n', 'line five\n'));
+    expect((await child.diff()).files.find((f) => f.path === 'new [2].txt')).toMatchObject({ status: 'renamed' });
     expect(await child.squashInto()).toMatchObject({ clean: true, conflicts: [] });
     expect(await child.squashInto()).toMatchObject({ clean: true, conflicts: [] });
     expect(await viewTree(parent)).toEqual(await viewTree(child));
+  });
+
+  it('a rename the user made without the edits the agent made to that file is not taken as applied: the apply fails, dropping nothing', async () => {
+    const repo = await makeRepo({ 'old.txt': lines(40, 'moving') });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    expect((await sb.run('mv old.txt new.txt')).exitCode).toBe(0);
+    await sb.writeFile('new.txt', lines(40, 'moving').replace('moving 30\n', 'moved 30\n'));
+    expect(await git(repo, 'mv', 'old.txt', 'new.txt')).toBe('');
+
+    await expect(sb.applyToWorkingTree()).rejects.toMatchObject({ name: 'ApplyError' });
+    expect(await readFile(path.join(repo, 'new.txt'), 'utf8')).toBe(lines(40, 'moving'));
   });
 
   it('a commit made by a command inside the sandbox still diffs, squashes and applies', async () => {
