@@ -79,6 +79,8 @@ export interface BackendSandbox {
   readonly dir: string;
   /** Where commands see the merged view: the repository's own path on overlay backends. */
   readonly commandRoot: string;
+  /** True when its commands run contained (see Sandbox.contained). */
+  readonly contained: boolean;
   /** Host path through which this process reads and writes the merged view. */
   viewRoot(): Promise<string>;
   /** git with the merged view reachable at `commandRoot` (inside the namespace on overlay). */

@@ -282,6 +282,8 @@ class CopySandbox implements BackendSandbox {
     return this.treeDir;
   }
 
+  readonly contained = false;
+
   async viewRoot(): Promise<string> {
     return this.treeDir;
   }

@@ -15,6 +15,11 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /** Repo-relative working directory; the repository root by default. */
   cwd?: string;
+  /**
+   * Gives this one command the machine's network even when the session's containment keeps it
+   * off (a re-run the user approved).
+   */
+  network?: boolean;
 }
 
 export interface ExecResult {

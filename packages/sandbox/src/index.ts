@@ -15,6 +15,7 @@ export type { ExecOptions, ExecProcess, ExecResult } from './exec.js';
 export type { DirEntry, EntryType, FileStat } from './view-fs.js';
 export type { BackendName, DiffSince, ProbeOutcome, SandboxBackend } from './backend.js';
 export type { Snapshot } from './base-snapshot.js';
+export type { CommandLimits, ContainmentOptions } from './containment.js';
 export type { RepoInfo } from './repo.js';
 export type { ProcessIdentity } from './proc.js';
 export { probeBackends, backendByName, backendsInPreferenceOrder, type ProbeReport } from './probe.js';

@@ -243,6 +243,9 @@ class OverlaySandbox implements BackendSandbox {
     return this.ctx.repo.root;
   }
 
+  // Until the holder confines its namespace (issue 13), the rest of the machine is reachable.
+  readonly contained = false;
+
   /** Mounts lazily; a holder that died (e.g. killed from outside) is replaced. */
   private ensureHolder(): Promise<NamespaceHolder> {
     if (this.holder?.alive) return Promise.resolve(this.holder);

@@ -25,6 +25,7 @@ export interface SandboxOwner {
 const NO_STORAGE: BackendSandbox = {
   dir: '',
   commandRoot: '',
+  contained: false,
   viewRoot: () => Promise.reject(new Error('discarded')),
   git: () => Promise.reject(new Error('discarded')),
   spawn: () => Promise.reject(new Error('discarded')),
@@ -72,6 +73,15 @@ export class Sandbox {
   /** Absolute path at which commands run by exec() see the repository root. */
   get root(): string {
     return this.handle.commandRoot;
+  }
+
+  /**
+   * True when commands run contained (see ContainmentOptions): the machine read-only, credentials
+   * hidden, network as configured. False where no confinement is possible here: then commands
+   * reach whatever the user can, and callers must ask the user before running one.
+   */
+  get contained(): boolean {
+    return this.handle.contained;
   }
 
   get isDiscarded(): boolean {

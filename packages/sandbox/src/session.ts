@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SandboxBackend, SessionContext } from './backend.js';
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
+import type { ContainmentOptions } from './containment.js';
 import { dropUnusedDeltas } from './delta-layer.js';
 import { SandboxError } from './errors.js';
 import { removeTree } from './fs-util.js';
@@ -38,6 +39,8 @@ export interface OpenSessionOptions {
    * a live process owns it.
    */
   resume?: string;
+  /** What commands may reach outside their sandbox (see ContainmentOptions). */
+  containment?: ContainmentOptions;
 }
 
 export interface CloseOptions {
