@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Snapshot } from './base-snapshot.js';
+import type { SessionContainment } from './containment.js';
 import type { Containment } from './exec.js';
 import type { GitRunner } from './git.js';
 import type { RepoInfo } from './repo.js';
@@ -71,6 +72,8 @@ export interface CommandSpec {
   /** Repo-relative working directory. */
   cwd: string;
   env: Record<string, string>;
+  /** The machine's network for this command even when the sandbox has none (see ExecOptions.network). */
+  network?: boolean;
 }
 
 /** One sandbox as a backend sees it. Callers serialise structural changes (see Sandbox). */
@@ -176,5 +179,6 @@ export interface SandboxBackend {
   /** True when commands see the merged view at the repository's own absolute path. */
   readonly mountsAtRepoPath: boolean;
   probe(scratchDir: string): Promise<ProbeOutcome>;
-  open(ctx: SessionContext): Promise<BackendSession>;
+  /** Opens the session's sandboxes; their commands are confined as `containment` says. */
+  open(ctx: SessionContext, containment: SessionContainment): Promise<BackendSession>;
 }

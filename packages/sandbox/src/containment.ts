@@ -1,3 +1,8 @@
+import path from 'node:path';
+import { resolveLimits, type ResolvedLimits } from './command-limits.js';
+import { hiddenPaths, type HiddenPath } from './confined-view.js';
+import { SandboxError } from './errors.js';
+
 /**
  * What a sandbox's commands may reach beyond the sandbox's own view of the repository. The
  * defaults hold against a hostile command: the rest of the machine read-only, a private /tmp,
@@ -24,4 +29,29 @@ export interface CommandLimits {
   memoryBytes?: number;
   /** Largest file a command may write, in bytes. */
   fileSizeBytes?: number;
+}
+
+/** ContainmentOptions made concrete for one session (defaults applied, paths checked). */
+export interface SessionContainment {
+  network: 'off' | 'on' | { allow: readonly string[] };
+  writable: readonly string[];
+  hidden: readonly HiddenPath[];
+  limits: ResolvedLimits;
+  /** Hidden from commands as a whole: other sessions, other repositories' sandboxes. */
+  stateDir: string;
+}
+
+export async function resolveContainment(opts: ContainmentOptions = {}, stateDir: string): Promise<SessionContainment> {
+  for (const p of [...(opts.writable ?? []), ...(opts.hidden ?? [])]) {
+    if (!path.isAbsolute(p)) {
+      throw new SandboxError('invalid-argument', `Containment paths must be absolute; "${p}" is not. Give the full path.`);
+    }
+  }
+  return {
+    network: opts.network ?? 'off',
+    writable: (opts.writable ?? []).map((p) => path.resolve(p)),
+    hidden: await hiddenPaths(opts.hidden ?? []),
+    limits: resolveLimits(opts.limits),
+    stateDir,
+  };
 }

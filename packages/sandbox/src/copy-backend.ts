@@ -23,19 +23,28 @@ import { deltaNames } from './delta-layer.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
 import { hostGit, text, type GitRunner } from './git.js';
 import { EXCLUDE_PARTIAL_WRITES } from './partial-write.js';
+import { bwrapUnavailable } from './bwrap-probe.js';
+import { commandCgroup } from './command-limits.js';
+import type { SessionContainment } from './containment.js';
+import { NamespaceHolder } from './ns-holder.js';
 import { killProcessesWithEnv } from './proc.js';
 import { removeUnlisted } from './registry.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
 import { inheritedEnv } from './secret-env.js';
 import { applyToIndex, treeChanges } from './tree-changes.js';
 
-/** How copy-backend commands are contained beyond their process group. */
-export type CommandContainment = 'pid-namespace' | 'env-marker';
+/**
+ * How copy-backend commands are contained: 'confined' runs them in a holder's confined view like
+ * the overlay backends (see ns-holder.ts); without bubblewrap they reach the whole machine, and
+ * only their processes are contained, by a pid namespace or, failing that, an environment marker.
+ */
+export type CommandContainment = 'confined' | 'pid-namespace' | 'env-marker';
 
 export interface CopyBackendOptions {
   /**
-   * 'auto' (default): a pid namespace of its own per command where the kernel allows it, else
-   * the environment marker. 'env-marker' forces the fallback (tests, diagnosis).
+   * 'auto' (default): the confined view where bubblewrap works, else a pid namespace per command
+   * where the kernel allows it, else the environment marker. 'env-marker' forces the last
+   * (tests, diagnosis).
    */
   containment?: 'auto' | 'env-marker';
 }
@@ -93,17 +102,24 @@ const MARKER_VAR = 'INFINITY_SANDBOX_COMMAND';
  * kernel features, so it works on macOS and in containers without user namespaces.
  */
 export function makeCopyBackend(opts: CopyBackendOptions = {}): SandboxBackend {
-  const containment = async (): Promise<CommandContainment> =>
-    opts.containment !== 'env-marker' && (await pidNamespacesWork()) ? 'pid-namespace' : 'env-marker';
+  const containment = async (): Promise<CommandContainment> => {
+    if (opts.containment === 'env-marker') return 'env-marker';
+    if ((await bwrapUnavailable()) === undefined) return 'confined';
+    return (await pidNamespacesWork()) ? 'pid-namespace' : 'env-marker';
+  };
   return {
     name: 'copy',
     mountsAtRepoPath: false,
     async probe(): Promise<ProbeOutcome> {
-      const how = (await containment()) === 'pid-namespace' ? 'a pid namespace per command' : 'process groups and an environment marker';
-      return { ok: true, detail: `always available (plain copy, reflink clone where supported; commands contained by ${how})` };
+      const mode = await containment();
+      const how =
+        mode === 'confined'
+          ? 'confined by bubblewrap'
+          : `NOT confined (${(await bwrapUnavailable()) ?? 'forced'}); their processes are contained by ${mode === 'pid-namespace' ? 'a pid namespace per command' : 'process groups and an environment marker'}`;
+      return { ok: true, detail: `always available (plain copy, reflink clone where supported; commands ${how})` };
     },
-    async open(ctx) {
-      return new CopySession(ctx, await containment());
+    async open(ctx, confinement) {
+      return new CopySession(ctx, await containment(), confinement);
     },
   };
 }
@@ -117,10 +133,11 @@ class CopySession implements BackendSession {
   constructor(
     private readonly ctx: SessionContext,
     private readonly containment: CommandContainment,
+    private readonly confinement: SessionContainment,
   ) {}
 
   private sandbox(name: string): CopySandbox {
-    return new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name), this.containment);
+    return new CopySandbox(this.ctx, path.join(this.ctx.sessionDir, 'sandboxes', name), this.containment, this.confinement);
   }
 
   async createRoot(name: string): Promise<BackendSandbox> {
@@ -268,11 +285,14 @@ class CopySandbox implements BackendSandbox {
   readonly diffIndex: string;
   /** Tree of the view it was created on: what diff({ since: 'spawn' }) compares against. */
   spawnTree: string | undefined;
+  private holder: NamespaceHolder | undefined;
+  private starting: Promise<NamespaceHolder> | undefined;
 
   constructor(
     private readonly ctx: SessionContext,
     readonly dir: string,
     private readonly containment: CommandContainment,
+    private readonly confinement: SessionContainment,
   ) {
     this.treeDir = path.join(dir, 'tree');
     this.diffIndex = path.join(dir, 'diff.index');
@@ -282,14 +302,49 @@ class CopySandbox implements BackendSandbox {
     return this.treeDir;
   }
 
-  readonly contained = false;
+  get contained(): boolean {
+    return this.containment === 'confined';
+  }
+
+  /** Confined: a holder whose view has the copy writable and the rest of the machine read-only. */
+  private ensureHolder(): Promise<NamespaceHolder> {
+    if (this.holder?.alive) return Promise.resolve(this.holder);
+    this.starting ??= this.startHolder().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async startHolder(): Promise<NamespaceHolder> {
+    const { repo, objectsDir, tmpDir } = this.ctx;
+    const c = this.confinement;
+    this.holder = await NamespaceHolder.start(
+      {
+        view: {
+          userns: process.getuid?.() !== 0,
+          stateDir: c.stateDir,
+          hidden: c.hidden,
+          readOnly: [...new Set([repo.root, repo.commonDir])],
+          // The copy (and its diff index) for commands and our git; the object store and scratch
+          // dir for our git only (commandReadOnly, commandHidden).
+          writable: [this.dir, objectsDir, tmpDir, ...c.writable],
+          network: c.network === 'on',
+        },
+        cwd: this.dir,
+        commandReadOnly: [objectsDir, this.diffIndex],
+        commandHidden: [tmpDir],
+      },
+      path.join(this.dir, 'holder.json'),
+    );
+    return this.holder;
+  }
 
   async viewRoot(): Promise<string> {
-    return this.treeDir;
+    return this.contained ? (await this.ensureHolder()).hostPath(this.treeDir) : this.treeDir;
   }
 
   async git(): Promise<GitRunner> {
-    return hostGit;
+    return this.contained ? (await this.ensureHolder()).git() : hostGit;
   }
 
   /**
@@ -299,6 +354,20 @@ class CopySandbox implements BackendSandbox {
    * they also cleared their environment.
    */
   async spawn(spec: CommandSpec): Promise<SpawnedCommand> {
+    if (this.containment === 'confined') {
+      const holder = await this.ensureHolder();
+      const { limits } = this.confinement;
+      const cgroup = await commandCgroup(limits);
+      const [file, ...args] = holder.commandArgv({
+        wd: path.join(this.treeDir, spec.cwd),
+        command: spec.command,
+        limits,
+        cgroup,
+        network: spec.network ?? false,
+      });
+      const child = spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      return { child, namespaceInit: true, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
+    }
     const opts: SpawnOptions = { cwd: path.join(this.treeDir, spec.cwd), detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
     if (this.containment === 'pid-namespace') {
       const [file, ...args] = pidNamespacePrefix();
@@ -316,8 +385,10 @@ class CopySandbox implements BackendSandbox {
   async currentTree(): Promise<string> {
     const env = { ...this.ctx.objectEnv, GIT_INDEX_FILE: this.diffIndex };
     const base = [...PLUMBING_CONFIG, ...STAT_CONFIG, `--git-dir=${this.ctx.repo.gitDir}`, `--work-tree=${this.treeDir}`];
-    await hostGit([...base, 'add', '-A', '--', '.', EXCLUDE_PARTIAL_WRITES], { cwd: this.treeDir, env });
-    return text(await hostGit([...base, 'write-tree'], { cwd: this.treeDir, env }));
+    // In the confined view when there is one: a symlink swapped mid-hash leads only where commands reach.
+    const git = await this.git();
+    await git([...base, 'add', '-A', '--', '.', EXCLUDE_PARTIAL_WRITES], { cwd: this.treeDir, env });
+    return text(await git([...base, 'write-tree'], { cwd: this.treeDir, env }));
   }
 
   async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {
@@ -325,13 +396,19 @@ class CopySandbox implements BackendSandbox {
     return { from, to: await this.currentTree() };
   }
 
-  async release(): Promise<void> {}
+  async release(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const h = this.holder;
+    this.holder = undefined;
+    await h?.stop();
+  }
 
   saveState(): unknown {
     return { spawnTree: this.spawnTree };
   }
 
   async destroy(): Promise<void> {
+    await this.release();
     await removeTree(this.dir);
   }
 }

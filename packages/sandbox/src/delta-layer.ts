@@ -5,7 +5,7 @@ import { checkoutWorkers } from './base-snapshot.js';
 import { removeTree } from './fs-util.js';
 import { makeGitRunner } from './git.js';
 import { BASE_LAYER } from './layer-stack.js';
-import type { OverlayMode } from './ns-holder.js';
+import type { OverlayMode } from './overlay-mounts.js';
 
 /** Where a delta layer and its index live, session-relative. */
 export interface DeltaNames {

@@ -33,7 +33,10 @@ import {
   spawnLowers,
   type LayerStack,
 } from './layer-stack.js';
-import { NamespaceHolder, REAL_OBJECTS_DIR, SNAPSHOT_VIEW_DIR, type OverlayMode } from './ns-holder.js';
+import { commandCgroup } from './command-limits.js';
+import type { SessionContainment } from './containment.js';
+import { NamespaceHolder } from './ns-holder.js';
+import { overlaySetup, REAL_OBJECTS_DIR, SNAPSHOT_VIEW_DIR, type OverlayMode } from './overlay-mounts.js';
 import { probeOverlay } from './overlay-probe.js';
 import { isPartialWrite } from './partial-write.js';
 import { removeUnlisted } from './registry.js';
@@ -47,8 +50,8 @@ function overlayBackend(mode: OverlayMode): SandboxBackend {
     name,
     mountsAtRepoPath: true,
     probe: (scratch) => probeOverlay(mode, scratch),
-    async open(ctx) {
-      const session = new OverlaySession(ctx, mode);
+    async open(ctx, containment) {
+      const session = new OverlaySession(ctx, mode, containment);
       await session.prepare();
       return session;
     },
@@ -75,6 +78,7 @@ class OverlaySession implements BackendSession {
   constructor(
     readonly ctx: SessionContext,
     readonly mode: OverlayMode,
+    readonly containment: SessionContainment,
   ) {}
 
   /**
@@ -175,7 +179,7 @@ class OverlaySession implements BackendSession {
    * made the layers it stacks on, so garbage collection never sees those layers unclaimed.
    */
   private track(name: string, stack: LayerStack): OverlaySandbox {
-    const sb = new OverlaySandbox(this.ctx, this.mode, name, stack, (gone) => this.live.delete(gone));
+    const sb = new OverlaySandbox(this.ctx, this.mode, this.containment, name, stack, (gone) => this.live.delete(gone));
     this.live.add(sb);
     return sb;
   }
@@ -228,6 +232,7 @@ class OverlaySandbox implements BackendSandbox {
   constructor(
     private readonly ctx: SessionContext,
     private readonly mode: OverlayMode,
+    private readonly containment: SessionContainment,
     readonly name: string,
     public stack: LayerStack,
     /** Tells the session this sandbox's storage is gone (its layers may be collected). */
@@ -243,8 +248,8 @@ class OverlaySandbox implements BackendSandbox {
     return this.ctx.repo.root;
   }
 
-  // Until the holder confines its namespace (issue 13), the rest of the machine is reachable.
-  readonly contained = false;
+  // The holder's namespace is the confined view (see ns-holder.ts); every command runs in it.
+  readonly contained = true;
 
   /** Mounts lazily; a holder that died (e.g. killed from outside) is replaced. */
   private ensureHolder(): Promise<NamespaceHolder> {
@@ -265,17 +270,32 @@ class OverlaySandbox implements BackendSandbox {
     // Sandboxes of sessions kept before these mount points existed get them here.
     await mkdir(path.join(this.dir, REAL_OBJECTS_DIR), { recursive: true });
     await mkdir(path.join(this.dir, SNAPSHOT_VIEW_DIR), { recursive: true });
+    const { sessionDir, repo } = this.ctx;
+    const realObjects = path.join(repo.commonDir, 'objects');
     this.holder = await NamespaceHolder.start(
-      this.mode,
       {
-        sessionDir: this.ctx.sessionDir,
-        sandboxRel: this.rel,
-        repoRoot: this.ctx.repo.root,
-        lowers: mergedLowers(this.stack, this.ctx.deltaLayer),
-        spawnLowers: spawnLowers(this.stack, this.ctx.deltaLayer),
-        snapshotLowers: snapshotLowers(this.ctx.deltaLayer),
-        heavyDirs: this.ctx.heavyDirs,
-        realObjects: path.join(this.ctx.repo.commonDir, 'objects'),
+        view: {
+          userns: this.mode === 'userns',
+          stateDir: this.containment.stateDir,
+          hidden: this.containment.hidden,
+          // Put back what /tmp or the state dir may cover: the mount point and the lowers.
+          readOnly: [...new Set([repo.root, repo.commonDir])],
+          writable: [sessionDir, ...this.containment.writable],
+          network: this.containment.network === 'on',
+        },
+        setup: overlaySetup(this.mode, {
+          sessionDir,
+          sandboxRel: this.rel,
+          repoRoot: repo.root,
+          lowers: mergedLowers(this.stack, this.ctx.deltaLayer),
+          spawnLowers: spawnLowers(this.stack, this.ctx.deltaLayer),
+          snapshotLowers: snapshotLowers(this.ctx.deltaLayer),
+          heavyDirs: this.ctx.heavyDirs,
+          realObjects,
+        }),
+        cwd: sessionDir,
+        commandReadOnly: [this.ctx.objectsDir],
+        commandHidden: [this.ctx.tmpDir],
       },
       path.join(this.dir, 'holder.json'),
     );
@@ -287,14 +307,43 @@ class OverlaySandbox implements BackendSandbox {
   }
 
   async git(): Promise<GitRunner> {
-    return (await this.ensureHolder()).git();
+    return this.nsGit(await this.ensureHolder());
+  }
+
+  /**
+   * git in the namespace (see NamespaceHolder.git). An alternate naming the user's object
+   * directory is pointed at its read-only bind: at its own path the namespace has the sandbox's
+   * .git overlay, and git would skip writing objects (the blobs of a commit made in the sandbox)
+   * that the host, which diffs the trees, cannot see.
+   */
+  private nsGit(holder: NamespaceHolder): GitRunner {
+    const run = holder.git();
+    const realObjects = path.resolve(this.ctx.repo.commonDir, 'objects');
+    const inNs = path.join(this.dir, REAL_OBJECTS_DIR);
+    return (args, opts = {}) => {
+      const alt = opts.env?.GIT_ALTERNATE_OBJECT_DIRECTORIES;
+      if (alt === undefined) return run(args, opts);
+      const mapped = alt
+        .split(':')
+        .map((d) => (path.resolve(d) === realObjects ? inNs : d))
+        .join(':');
+      return run(args, { ...opts, env: { ...opts.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: mapped } });
+    };
   }
 
   async spawn(spec: CommandSpec): Promise<SpawnedCommand> {
     const holder = await this.ensureHolder();
-    const [file, ...args] = holder.commandArgv(path.join(this.ctx.repo.root, spec.cwd), spec.command);
-    // nsenter (no --pid: it does not fork) execs into the unshare that forks the command's init.
-    return { child: spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }), namespaceInit: true };
+    const { limits } = this.containment;
+    const cgroup = await commandCgroup(limits);
+    const [file, ...args] = holder.commandArgv({
+      wd: path.join(this.ctx.repo.root, spec.cwd),
+      command: spec.command,
+      limits,
+      cgroup,
+      network: spec.network ?? false,
+    });
+    const child = spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    return { child, namespaceInit: true, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
   }
 
   async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {
@@ -313,7 +362,7 @@ class OverlaySandbox implements BackendSandbox {
       merged: holder.hostPath(repo.root),
       excluded,
     });
-    return buildTrees(this.ctx, holder.git(), paths, lowerInNs, repo.root);
+    return buildTrees(this.ctx, this.nsGit(holder), paths, lowerInNs, repo.root);
   }
 
   /**

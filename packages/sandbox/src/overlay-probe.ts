@@ -2,7 +2,8 @@ import { execa } from 'execa';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ProbeOutcome } from './backend.js';
-import type { OverlayMode } from './ns-holder.js';
+import { bwrapUnavailable } from './bwrap-probe.js';
+import type { OverlayMode } from './overlay-mounts.js';
 
 // Two lowers, an upper, a write (copy-up target), a delete (whiteout) and a read-only
 // lowers-only mount: every overlay feature the backend relies on (volatile needs Linux 5.10).
@@ -27,10 +28,13 @@ test -f r/old
 export async function probeOverlay(mode: OverlayMode, scratch: string): Promise<ProbeOutcome> {
   if (process.platform !== 'linux') return { ok: false, detail: 'overlayfs needs Linux' };
   if (mode === 'root' && process.getuid?.() !== 0) return { ok: false, detail: 'needs root (uid 0)' };
-  for (const tool of ['unshare', 'nsenter', 'setpriv', 'mount']) {
+  for (const tool of ['unshare', 'nsenter', 'setpriv', 'mount', 'prlimit']) {
     const found = await execa('sh', ['-c', `command -v ${tool}`], { reject: false });
     if (found.exitCode !== 0) return { ok: false, detail: `${tool} (util-linux) is not installed` };
   }
+  // Commands are confined by bubblewrap around the overlay view; without it there is no overlay backend.
+  const noBwrap = await bwrapUnavailable();
+  if (noBwrap) return { ok: false, detail: noBwrap };
   for (const d of ['l1', 'l2', 'u', 'w', 'm', 'r']) await mkdir(path.join(scratch, d), { recursive: true });
   await writeFile(path.join(scratch, 'l1', 'old'), 'old\n');
   const ns = mode === 'userns' ? ['--user', '--map-current-user', '--keep-caps'] : [];

@@ -32,7 +32,7 @@ export function backendByName(name: BackendName): SandboxBackend {
 
 async function cacheKey(): Promise<string> {
   const boot = await readFile('/proc/sys/kernel/random/boot_id', 'utf8').catch(() => 'no-boot-id');
-  return `${boot.trim()}:${process.getuid?.() ?? 'nouid'}:${process.platform}`;
+  return `${boot.trim()}:${process.getuid?.() ?? 'nouid'}:${process.platform}:confined-v1`;
 }
 
 /**

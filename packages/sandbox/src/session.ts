@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SandboxBackend, SessionContext } from './backend.js';
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
-import type { ContainmentOptions } from './containment.js';
+import { resolveContainment, type ContainmentOptions, type SessionContainment } from './containment.js';
 import { dropUnusedDeltas } from './delta-layer.js';
 import { SandboxError } from './errors.js';
 import { removeTree } from './fs-util.js';
@@ -144,25 +144,37 @@ export class SandboxSession {
     if (opts.collectStale ?? true) {
       await gc({ stateDir, keepRepo: repo.root, ...(opts.keepDays !== undefined ? { keepDays: opts.keepDays } : {}) });
     }
+    const containment = await resolveContainment(opts.containment, stateDir);
     return opts.resume !== undefined
-      ? SandboxSession.resume(opts.resume, repo, stateDir, opts.backend)
-      : SandboxSession.fresh(repo, stateDir, opts.backend);
+      ? SandboxSession.resume(opts.resume, repo, stateDir, opts.backend, containment)
+      : SandboxSession.fresh(repo, stateDir, opts.backend, containment);
   }
 
-  private static async fresh(repo: RepoInfo, stateDir: string, choice: OpenSessionOptions['backend']): Promise<SandboxSession> {
+  private static async fresh(
+    repo: RepoInfo,
+    stateDir: string,
+    choice: OpenSessionOptions['backend'],
+    containment: SessionContainment,
+  ): Promise<SandboxSession> {
     const { ctx, backend, record } = await startFreshSession(repo, stateDir, choice);
     try {
-      return new SandboxSession(ctx, backend.name, await backend.open(ctx), record);
+      return new SandboxSession(ctx, backend.name, await backend.open(ctx, containment), record);
     } catch (err) {
       await removeTree(ctx.sessionDir);
       throw err;
     }
   }
 
-  private static async resume(id: string, repo: RepoInfo, stateDir: string, choice: OpenSessionOptions['backend']): Promise<SandboxSession> {
+  private static async resume(
+    id: string,
+    repo: RepoInfo,
+    stateDir: string,
+    choice: OpenSessionOptions['backend'],
+    containment: SessionContainment,
+  ): Promise<SandboxSession> {
     const { ctx, backend, record, registry } = await takeOverSession({ id, repo, stateDir, backend: choice });
     try {
-      const backendSession = await backend.open(ctx);
+      const backendSession = await backend.open(ctx, containment);
       const live = registry.sandboxes.filter((e) => !e.discarded);
       const { sandboxes: handles, lost } = await backendSession.restore(live.map((e) => ({ name: e.name, state: e.state })));
       const session = new SandboxSession(ctx, backend.name, backendSession, record);

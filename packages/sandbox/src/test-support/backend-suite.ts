@@ -1,5 +1,5 @@
 import { afterEach, describe } from 'vitest';
-import { backendByName, openSession, type BackendName, type SandboxBackend, type SandboxSession } from '../index.js';
+import { backendByName, openSession, type BackendName, type ContainmentOptions, type SandboxBackend, type SandboxSession } from '../index.js';
 import { hookedBackend, type BackendHooks } from './hooked-backend.js';
 import { registerChangeTests } from './suite-changes.js';
 import { registerContainmentTests, registerExecTests } from './suite-exec.js';
@@ -21,7 +21,10 @@ export interface SuiteContext {
    * Opens a session on `repo` with this backend (in a fresh temp state dir unless given, or
    * resuming `resume`), with `hooks` on the backend if given; closed after the test.
    */
-  open(repo: string, opts?: { stateDir?: string; resume?: string; collectStale?: boolean; hooks?: BackendHooks }): Promise<SandboxSession>;
+  open(
+    repo: string,
+    opts?: { stateDir?: string; resume?: string; collectStale?: boolean; hooks?: BackendHooks; containment?: ContainmentOptions },
+  ): Promise<SandboxSession>;
 }
 
 /**

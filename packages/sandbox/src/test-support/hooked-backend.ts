@@ -19,8 +19,8 @@ export function hookedBackend(inner: SandboxBackend, hooks: BackendHooks): Sandb
     name: inner.name,
     mountsAtRepoPath: inner.mountsAtRepoPath,
     probe: (scratch) => inner.probe(scratch),
-    async open(ctx) {
-      const session = await inner.open(ctx);
+    async open(ctx, containment) {
+      const session = await inner.open(ctx, containment);
       const watch = (name: string, sb: BackendSandbox): BackendSandbox => {
         const destroy = sb.destroy.bind(sb);
         sb.destroy = async () => {

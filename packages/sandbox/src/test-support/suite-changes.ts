@@ -18,7 +18,8 @@ export function registerChangeTests(s: SuiteContext): void {
       'noeol.txt': 'first\nsecond',
       'parent.txt': 'base\n',
     });
-    const session = await s.open(repo);
+    const patchDir = await tempDir('ic-patch-');
+    const session = await s.open(repo, { containment: { writable: [patchDir] } });
     const parent = await session.create('parent');
     await parent.writeFile('parent.txt', 'parent edited before spawn\n');
     const child = await session.create('child', parent);
@@ -51,7 +52,8 @@ export function registerChangeTests(s: SuiteContext): void {
     expect(diff.patch).toContain('GIT binary patch');
     expect(diff.patch).not.toContain('parent.txt');
 
-    const patchFile = path.join(await tempDir('ic-patch-'), 'child.patch');
+    // Written where this test's commands may read it (the machine is otherwise read-only to them).
+    const patchFile = path.join(patchDir, 'child.patch');
     await writeFile(patchFile, diff.patchBytes);
     const check = await parent.run(`git apply --check ${JSON.stringify(patchFile)}`);
     expect(check.stderr).toBe('');

@@ -203,9 +203,11 @@ export function registerRefreshTests(s: SuiteContext): void {
 
   it('a command running during a refresh finishes on the view it started with (overlay), or sees the new files (copy)', async () => {
     const repo = await makeRepo({ 'a.txt': 'before\n' });
-    const session = await s.open(repo);
+    const fifoDir = await tempDir('ic-fifo-');
+    // The command must reach the FIFO: the rest of the machine is read-only and /tmp private to it.
+    const session = await s.open(repo, { containment: { writable: [fifoDir] } });
     const sb = await session.create('sb');
-    const fifo = path.join(await tempDir('ic-fifo-'), 'go');
+    const fifo = path.join(fifoDir, 'go');
     await execa('mkfifo', ['-m', '666', fifo]);
     // Blocks until the test writes to the FIFO, then shows what it sees.
     const cmd = await sb.exec(`read x < ${JSON.stringify(fifo)} && cat a.txt`);

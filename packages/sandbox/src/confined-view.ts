@@ -1,0 +1,108 @@
+import { lstat, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * Credential locations under the user's home that no command may read. Directories are covered
+ * by an empty tmpfs, files by /dev/null. Only those that exist are hidden (bubblewrap cannot make
+ * a mount point inside a read-only tree).
+ */
+const HOME_CREDENTIALS = [
+  '.ssh',
+  '.aws',
+  '.gnupg',
+  '.netrc',
+  '.docker',
+  '.kube',
+  '.npmrc',
+  '.yarnrc',
+  '.yarnrc.yml',
+  '.pypirc',
+  '.git-credentials',
+  '.gitconfig-credentials',
+  '.vault-token',
+  '.password-store',
+  '.azure',
+  '.terraform.d',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.config/gh',
+  '.config/gcloud',
+  '.config/hub',
+  '.config/infinity-code',
+  '.config/anthropic',
+  '.config/claude',
+  '.claude.json',
+  '.local/share/keyrings',
+];
+
+/** Machine-wide files that hold password hashes or keys readable by root without capabilities. */
+const SYSTEM_CREDENTIALS = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/ssh'];
+
+export interface HiddenPath {
+  path: string;
+  dir: boolean;
+}
+
+/** The credential paths (built-in ones plus `extra`) that exist here, each once, outermost first. */
+export async function hiddenPaths(extra: readonly string[] = [], home = os.homedir()): Promise<HiddenPath[]> {
+  const candidates = [...HOME_CREDENTIALS.map((p) => path.join(home, p)), ...SYSTEM_CREDENTIALS, ...extra.map((p) => path.resolve(p))];
+  const found: HiddenPath[] = [];
+  for (const p of [...new Set(candidates)].sort()) {
+    if (found.some((f) => f.dir && isWithin(f.path, p))) continue;
+    const st = await lstat(p).catch(() => undefined);
+    if (!st) continue;
+    // A symlink is hidden where it points: bubblewrap resolves mount destinations.
+    found.push({ path: p, dir: st.isDirectory() || (st.isSymbolicLink() && (await isDirTarget(p))) });
+  }
+  return found;
+}
+
+async function isDirTarget(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+function isWithin(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** What the holder's namespace shows: the view every command of one sandbox shares. */
+export interface ViewSpec {
+  /** Unprivileged: a user namespace in which the holder is root (it mounts the overlays). */
+  userns: boolean;
+  /** The state directory: hidden whole (other sessions, other repositories), then parts re-exposed. */
+  stateDir: string;
+  /** Credential locations to cover. */
+  hidden: readonly HiddenPath[];
+  /** Re-exposed read-only after /tmp and the state dir are covered (the repository, session objects). */
+  readOnly: readonly string[];
+  /** Writable binds (the storage the holder mounts from, a copy's tree, paths from config). */
+  writable: readonly string[];
+  /** False: the holder (and every command joining it) gets a network namespace with only loopback. */
+  network: boolean;
+}
+
+/**
+ * bubblewrap arguments that build the holder's view, in order: the whole machine read-only, a
+ * minimal /dev, the holder's own /proc, a private /tmp, the state dir and the credentials covered,
+ * then what the sandbox needs put back. Later binds win, so the order is the policy.
+ */
+export function holderBwrapArgs(spec: ViewSpec): string[] {
+  const args = [
+    ...(spec.userns ? ['--unshare-user', '--uid', '0', '--gid', '0'] : []),
+    '--ro-bind', '/', '/',
+    '--dev', '/dev',
+    '--tmpfs', '/dev/shm',
+    '--proc', '/proc',
+    '--tmpfs', '/tmp',
+    '--tmpfs', spec.stateDir,
+  ];
+  for (const h of spec.hidden) args.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
+  for (const p of spec.readOnly) args.push('--ro-bind', p, p);
+  for (const p of spec.writable) args.push('--bind', p, p);
+  args.push('--unshare-pid', '--unshare-ipc', ...(spec.network ? [] : ['--unshare-net']));
+  // The holder mounts; commands drop every capability again before they run.
+  args.push('--cap-add', 'ALL', '--die-with-parent');
+  return args;
+}

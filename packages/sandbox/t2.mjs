@@ -1,0 +1,10 @@
+import { openSession } from '@infinity-code/sandbox';
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+const repo = fs.mkdtempSync('/tmp/r-'); execSync('git init -q && echo a > a.txt && git add -A && git -c user.name=x -c user.email=x@x commit -qm i', { cwd: repo });
+const state = fs.mkdtempSync('/tmp/st-');
+const s = await openSession({ repo, stateDir: state, backend: 'overlay-root' });
+const sb = await s.create('root');
+await sb.writeFile('b.txt', 'hello\n');
+console.log(await sb.handle.viewRoot(), s.ctx.sessionDir);
+setTimeout(() => process.exit(0), 60000);
