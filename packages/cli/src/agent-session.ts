@@ -167,6 +167,11 @@ export class AgentSession {
     return this.sandboxSession.backend;
   }
 
+  /** Whether commands run confined here (every sandbox of a session has the same backend). */
+  async commandsContained(): Promise<boolean> {
+    return (await this.sandboxes.sandboxFor(this.rootId)).contained;
+  }
+
   /** Everything the root changed since the session's snapshot of the working tree. */
   async rootDiff(): Promise<SandboxDiff> {
     const root = await this.sandboxes.sandboxFor(this.rootId);

@@ -96,7 +96,8 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     if (o.outputFormat === 'stream-json') line(e);
   });
   if (o.outputFormat === 'stream-json') {
-    line({ type: 'init', session_id: session.id, model, cwd: root, sandbox: agent.backend });
+    const contained = await agent.commandsContained();
+    line({ type: 'init', session_id: session.id, model, cwd: root, sandbox: agent.backend, contained });
   }
   // Ctrl+C and the deadline stop the run the same way; only the result tells them apart.
   const stop = deadline ? AbortSignal.any([o.signal, deadline.signal]) : o.signal;
