@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeMessagesApi, type FakeMessagesApi, type FakeScript } from '@infinity-code/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupTemps, gitRepo, RUN_COMMANDS, tempDir } from './support/cli.js';
+import { cleanupTemps, gitRepo, tempDir } from './support/cli.js';
 import { lastResult, threadOf, toolCalls, type Msg } from './support/model.js';
 import { haveGnuTime, killAll, maxRssMb, runMark, survivors, TIME_BIN, untilGone, vmHwmMb } from './support/procs.js';
 import { events, start, STACK_TRACE } from './support/run.js';
@@ -87,7 +87,7 @@ describe('load', () => {
     const timeReport = join(tempDir(), 'time.txt');
     writeFileSync(timeReport, '');
     const started = Date.now();
-    const cli = start(['-p', `Fan out ${N} work items.`, '--yes', '--output-format', 'stream-json', ...RUN_COMMANDS], {
+    const cli = start(['-p', `Fan out ${N} work items.`, '--yes', '--output-format', 'stream-json'], {
       cwd: repo,
       env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, ...mark.env },
       ...(haveGnuTime() ? { wrapper: [TIME_BIN, '-v', '-o', timeReport] } : {}),
