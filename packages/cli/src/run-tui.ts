@@ -183,5 +183,7 @@ async function openController(
   });
   // A continued session shows its earlier transcript.
   const history = (await agent.store.loadThread(a.session.id))?.history ?? [];
-  return { controller, backend: agent.backend, history };
+  // The status line says so when commands can't be confined: each one then asks first.
+  const backend = (await agent.commandsContained()) ? agent.backend : `${agent.backend} (commands unconfined)`;
+  return { controller, backend, history };
 }
