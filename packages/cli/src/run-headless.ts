@@ -62,7 +62,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
       : registry.create(o.task);
   registry.touch(session.id);
 
-  // The deadline counts from the start; it fires only once the run is under way (see below).
+  // The deadline counts from the start, opening the session included.
   const deadline = o.timeoutMs === undefined ? undefined : runDeadline(o.timeoutMs);
   const maxDiff = maxDiffFileBytes(config.sandbox);
   let refusalTold = false;
@@ -162,7 +162,8 @@ async function finish(
     unreported,
   };
   if (diff.isEmpty) return outcome;
-  if (o.yes && !unfinished) {
+  // A Ctrl+C after the run ended still means: don't touch my tree.
+  if (o.yes && !unfinished && !o.signal.aborted) {
     const applied = await (await agent.sandboxes.sandboxFor(sessionId)).applyToWorkingTree();
     outcome.applied = true;
     outcome.conflicts = applied.conflicts;
