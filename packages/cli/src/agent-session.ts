@@ -18,9 +18,10 @@ import {
   type SandboxDiff,
   type SandboxSession,
 } from '@infinity-code/sandbox';
-import { codingTools } from '@infinity-code/tools';
+import { codingTools, type CommandRequest, type UncontainedPolicy } from '@infinity-code/tools';
 import type { Config } from './config.js';
 import { basePrompt } from './instructions.js';
+import { containmentOf, type NetworkSetting } from './sandbox-config.js';
 import { SandboxMap } from './sandbox-map.js';
 
 export interface AgentSessionOptions {
@@ -41,6 +42,33 @@ export interface AgentSessionOptions {
   resumeSandboxes?: string;
   /** Retry and timeout settings of model calls (from INFINITY_CODE_RETRY). */
   retry?: Partial<RetryPolicy>;
+  /** The network commands get (--network), instead of the config's `sandbox.network`. */
+  network?: NetworkSetting;
+  /** The largest changed file put into a diff (config `sandbox.maxFileMB`). */
+  maxDiffFileBytes?: number;
+  /**
+   * Where the sandbox cannot confine commands: run them anyway (--unsandboxed), or ask the user
+   * before each (`askUncontained`, the TUI); otherwise they are refused and `onCommandRefused`
+   * hears of each.
+   */
+  allowUncontained?: boolean;
+  askUncontained?: (request: CommandRequest, signal: AbortSignal) => Promise<boolean>;
+  onCommandRefused?: (request: CommandRequest) => void;
+}
+
+/** What the user is told about the time limit of commands. */
+const TIME_LIMIT_HELP =
+  'The user can raise the limit with "sandbox": {"commandTimeoutMs": <milliseconds>} in the Infinity Code config ' +
+  '(~/.config/infinity-code/config.json).';
+
+function uncontainedPolicy(o: AgentSessionOptions): UncontainedPolicy {
+  if (o.allowUncontained) return { kind: 'allow' };
+  if (o.askUncontained) return { kind: 'ask', ask: o.askUncontained };
+  return {
+    kind: 'refuse',
+    hint: 'The user can let them run unconfined by starting Infinity Code with --unsandboxed.',
+    ...(o.onCommandRefused ? { onRefused: o.onCommandRefused } : {}),
+  };
 }
 
 /** Reopens the earlier run's sandboxes when there are any, or takes a fresh snapshot. */
@@ -49,6 +77,7 @@ async function openSandboxes(o: AgentSessionOptions): Promise<SandboxSession> {
     repo: o.projectRoot,
     ...(o.sandboxStateDir ? { stateDir: o.sandboxStateDir } : {}),
     ...(o.backend ? { backend: o.backend } : {}),
+    containment: containmentOf(o.config.sandbox, o.network),
   };
   if (o.resumeSandboxes) {
     try {
@@ -100,8 +129,11 @@ export class AgentSession {
     const tools = codingTools({
       sandboxFor: (threadId) => sandboxes.sandboxFor(threadId),
       repoRoot: o.projectRoot,
-      commandTimeouts: { fastWindowMs: o.config.commandTimeoutMs },
+      commandTimeouts: { fastWindowMs: o.config.commandTimeoutMs, maxRunMs: o.config.sandbox.commandTimeoutMs },
+      timeLimitHelp: TIME_LIMIT_HELP,
       secretEnvNames: o.config.secretEnv,
+      envAllow: o.config.sandbox.envAllow,
+      uncontained: uncontainedPolicy(o),
       signal: abortTools.signal,
     });
     const system = new LocalSystem({
@@ -133,6 +165,11 @@ export class AgentSession {
 
   get backend(): string {
     return this.sandboxSession.backend;
+  }
+
+  /** Whether commands run confined here (every sandbox of a session has the same backend). */
+  async commandsContained(): Promise<boolean> {
+    return (await this.sandboxes.sandboxFor(this.rootId)).contained;
   }
 
   /** Everything the root changed since the session's snapshot of the working tree. */

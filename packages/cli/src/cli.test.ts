@@ -66,6 +66,26 @@ describe('infinity-code command line', () => {
     expect(r.stderr).toMatch(/unknown option/);
   });
 
+  it('--timeout and --network take only valid values (usage error otherwise); --help explains them', async () => {
+    const [unit, zero, network, help] = await Promise.all([
+      cli(['-p', 'x', '--timeout', '5x']),
+      cli(['-p', 'x', '--timeout', '0']),
+      cli(['-p', 'x', '--network', 'https://example.com']),
+      cli(['--help']),
+    ]);
+    for (const r of [unit, zero]) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/--timeout <duration>.*must be a duration like 90s, 5m, 1h, or a number of seconds/);
+    }
+    expect(network.code, network.stderr).toBe(2);
+    expect(network.stderr).toMatch(/--network: "https:\/\/example.com" is a URL; give the domain alone/);
+    expect(network.stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--timeout <duration>[\s\S]*exit code 5/);
+    expect(help.stdout).toContain('--network <mode>');
+    expect(help.stdout).toContain('--unsandboxed');
+  });
+
   it('-p streams the answer from the Messages API to stdout and stores the session', async () => {
     const api = await startFakeMessagesApi({ brain: () => ({ text: 'Hello from the fake model.', chunks: 4 }) });
     try {

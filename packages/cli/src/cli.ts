@@ -2,7 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { parseDuration } from './duration.js';
 import { EXIT, UserError } from './exit-codes.js';
+import { parseNetworkFlag, type NetworkSetting } from './sandbox-config.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -14,6 +16,9 @@ interface Flags {
   continue?: boolean;
   resume?: string;
   maxTurns?: number;
+  timeout?: number;
+  unsandboxed?: boolean;
+  network?: NetworkSetting;
   demo?: boolean;
   debug?: boolean;
 }
@@ -22,6 +27,12 @@ function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of 1 or more.');
   return n;
+}
+
+function duration(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) throw new InvalidArgumentError('must be a duration like 90s, 5m, 1h, or a number of seconds.');
+  return ms;
 }
 
 function parse(argv: string[]): Flags | number {
@@ -38,6 +49,20 @@ function parse(argv: string[]): Flags | number {
     .option('-c, --continue', 'continue the latest session in this repository')
     .option('-r, --resume <session>', 'resume a session by id (or unique prefix)')
     .option('--max-turns <n>', 'stop a thread after this many model calls (exit code 5)', positiveInt)
+    .option(
+      '--timeout <duration>',
+      'headless: stop the whole run after this long (90s, 5m, 1h, or seconds); its changes are saved as a patch (exit code 5)',
+      duration,
+    )
+    .option(
+      '--network <mode>',
+      "network for the agent's commands: off, on, or domains separated by commas (default from config, else off)",
+      parseNetworkFlag,
+    )
+    .option(
+      '--unsandboxed',
+      "let commands run where the sandbox can't confine them (otherwise headless refuses them and the TUI asks before each)",
+    )
     .option('--demo', 'run a scripted demonstration in a throwaway repository (no API key needed)')
     .option('--debug', 'show stack traces of unexpected errors')
     // Extra words get our own message (the task goes after -p), not commander's generic one.
@@ -87,6 +112,9 @@ async function main(argv: string[]): Promise<number> {
   if (task?.startsWith('@')) task = readTaskFile(task.slice(1));
   if (task === undefined && !process.stdin.isTTY) task = await readStdin();
   if (task === undefined) {
+    if (flags.timeout !== undefined) {
+      throw new UserError('--timeout limits headless runs only: give the task with -p "<task>".', EXIT.usage);
+    }
     const { runInteractive } = await import('./run-tui.js');
     return runInteractive({ cwd: process.cwd(), env: process.env, flags });
   }
@@ -100,6 +128,9 @@ async function main(argv: string[]): Promise<number> {
     continueLatest: flags.continue === true,
     ...(flags.resume ? { resume: flags.resume } : {}),
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+    ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout } : {}),
+    ...(flags.network !== undefined ? { network: flags.network } : {}),
+    unsandboxed: flags.unsandboxed === true,
     cwd: process.cwd(),
     env: process.env,
     writers: writers(),

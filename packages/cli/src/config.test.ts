@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, loadConfig } from './config.js';
 import { UserError } from './exit-codes.js';
+import { containmentOf, maxDiffFileBytes, parseNetworkFlag } from './sandbox-config.js';
 import { SessionRegistry } from './sessions.js';
 
 const dirs: string[] = [];
@@ -48,6 +49,143 @@ describe('config', () => {
       expect((err as UserError).exitCode).toBe(3);
       expect((err as UserError).message).toMatch(message);
       expect((err as UserError).message).toContain(file);
+    }
+  });
+});
+
+/** The UserError loadConfig throws (the test fails when it throws none). */
+function configError(home: string, project: string): UserError {
+  try {
+    loadConfig({ env: { HOME: home }, projectRoot: project });
+  } catch (err) {
+    expect(err).toBeInstanceOf(UserError);
+    return err as UserError;
+  }
+  return expect.unreachable('the config was accepted');
+}
+
+describe('config: sandbox', () => {
+  const userFile = (home: string) => join(home, '.config', 'infinity-code', 'config.json');
+  const projectFile = (project: string) => join(project, '.infinity', 'config.json');
+
+  it('defaults: no network, nothing extra writable, hidden or let through, commands stopped after 30 minutes', () => {
+    const c = loadConfig({ env: { HOME: temp() }, projectRoot: temp() });
+    expect(c.sandbox).toEqual({ network: 'off', writable: [], hidden: [], envAllow: [], limits: {}, commandTimeoutMs: 1_800_000 });
+    expect(containmentOf(c.sandbox)).toEqual({ network: 'off', writable: [], hidden: [] });
+    expect(maxDiffFileBytes(c.sandbox)).toBeUndefined();
+  });
+
+  it('reads every key, and the project file overrides the user file key by key', () => {
+    const home = temp();
+    const project = temp();
+    write(
+      userFile(home),
+      JSON.stringify({
+        sandbox: {
+          network: ['Registry.npmjs.org', 'github.com'],
+          writable: ['/var/cache/tool/'],
+          hidden: ['/srv/private'],
+          envAllow: ['GITHUB_TOKEN'],
+          limits: { processes: 64, memoryMB: 512 },
+          commandTimeoutMs: 60_000,
+          maxFileMB: 2,
+        },
+      }),
+    );
+    write(projectFile(project), JSON.stringify({ sandbox: { network: ['api.github.com'], limits: { fileSizeMB: 10 }, commandTimeoutMs: 5_000 } }));
+    const c = loadConfig({ env: { HOME: home }, projectRoot: project });
+    expect(c.sandbox).toEqual({
+      network: { allow: ['api.github.com'] },
+      writable: ['/var/cache/tool'],
+      hidden: ['/srv/private'],
+      envAllow: ['GITHUB_TOKEN'],
+      limits: { processes: 64, memoryMB: 512, fileSizeMB: 10 },
+      commandTimeoutMs: 5_000,
+      maxFileMB: 2,
+    });
+    expect(containmentOf(c.sandbox)).toEqual({
+      network: { allow: ['api.github.com'] },
+      writable: ['/var/cache/tool'],
+      hidden: ['/srv/private'],
+      limits: { processes: 64, memoryBytes: 512 * 1024 * 1024, fileSizeBytes: 10 * 1024 * 1024 },
+    });
+    // The --network flag overrides both files.
+    expect(containmentOf(c.sandbox, 'on').network).toBe('on');
+    expect(maxDiffFileBytes(c.sandbox)).toBe(2 * 1024 * 1024);
+  });
+
+  it.each([
+    ['"open"', /"sandbox" must be an object/],
+    ['{"network": "maybe"}', /"sandbox.network" must be "off", "on" or a list of domains/],
+    ['{"network": ["https://example.com/x"]}', /"sandbox.network" must be .*is a URL; give the domain alone/],
+    ['{"network": ["*.example.com"]}', /"sandbox.network" must be .*write example.com, which covers its subdomains/],
+    ['{"network": ["bad domain"]}', /"sandbox.network" must be .*"bad domain" is not a domain name/],
+    ['{"writable": ["relative/dir"]}', /"sandbox.writable" must be a list of absolute paths \("relative\/dir" is relative\)/],
+    ['{"hidden": "/srv"}', /"sandbox.hidden" must be a list of absolute paths/],
+    ['{"envAllow": ["NOT-A-NAME"]}', /"sandbox.envAllow" must be a list of environment variable names \("NOT-A-NAME" is not one\)/],
+    ['{"envAllow": ["ANTHROPIC_API_KEY"]}', /"sandbox.envAllow" must be .*the agent's own credential, which commands never get/],
+    ['{"limits": {"cpus": 2}}', /unknown key "sandbox.limits.cpus". Known keys of "sandbox.limits": processes, memoryMB, fileSizeMB/],
+    ['{"limits": {"processes": 0}}', /"sandbox.limits.processes" must be a whole number, 1 or more/],
+    ['{"limits": [1]}', /"sandbox.limits" must be an object/],
+    ['{"commandTimeoutMs": 0}', /"sandbox.commandTimeoutMs" must be a whole number of milliseconds/],
+    ['{"commandTimeoutMs": "30m"}', /"sandbox.commandTimeoutMs" must be a whole number of milliseconds/],
+    ['{"maxFileMB": -1}', /"sandbox.maxFileMB" must be a number of megabytes above 0/],
+    ['{"netwrok": "off"}', /unknown key "sandbox.netwrok". Known keys of "sandbox": network, writable, hidden, envAllow, limits, commandTimeoutMs, maxFileMB/],
+  ])('rejects sandbox %s with a config error naming the file and key', (sandbox, message) => {
+    const home = temp();
+    write(userFile(home), `{"sandbox": ${sandbox}}`);
+    const err = configError(home, temp());
+    expect(err.exitCode).toBe(3);
+    expect(err.message).toMatch(message);
+    expect(err.message).toContain(userFile(home));
+  });
+
+  it.each([
+    [{}, { network: 'on' }, /"sandbox.network" widens .*beyond your own setting \(off\)/],
+    [{}, { network: ['example.com'] }, /"sandbox.network" widens/],
+    [{ network: ['github.com'] }, { network: ['npmjs.org'] }, /"sandbox.network" widens .*\(github.com\)/],
+    [{}, { writable: ['/home'] }, /"sandbox.writable" widens .*\/home is not writable in your own config/],
+    [{ writable: ['/var/cache'] }, { writable: ['/var/cachex'] }, /"sandbox.writable" widens/],
+    [{}, { envAllow: ['GITHUB_TOKEN'] }, /"sandbox.envAllow" widens .*GITHUB_TOKEN is not let through in your own config/],
+  ])('a project file may not widen the user\'s settings: user %j, project %j', (user, project, message) => {
+    const home = temp();
+    const root = temp();
+    write(userFile(home), JSON.stringify({ sandbox: user }));
+    write(projectFile(root), JSON.stringify({ sandbox: project }));
+    const err = configError(home, root);
+    expect(err.exitCode).toBe(3);
+    expect(err.message).toMatch(message);
+    expect(err.message).toContain(projectFile(root));
+    expect(err.message).toContain(`Put the setting in your own config, ${userFile(home)}`);
+  });
+
+  it('a project file may narrow them', () => {
+    const home = temp();
+    const root = temp();
+    write(userFile(home), JSON.stringify({ sandbox: { network: ['github.com'], writable: ['/var/cache'], envAllow: ['A_TOKEN', 'B_TOKEN'] } }));
+    write(
+      projectFile(root),
+      JSON.stringify({ sandbox: { network: ['api.github.com'], writable: ['/var/cache/npm'], envAllow: ['B_TOKEN'], hidden: ['/opt/x'] } }),
+    );
+    const c = loadConfig({ env: { HOME: home }, projectRoot: root });
+    expect(c.sandbox).toMatchObject({ network: { allow: ['api.github.com'] }, writable: ['/var/cache/npm'], envAllow: ['B_TOKEN'], hidden: ['/opt/x'] });
+    write(projectFile(root), JSON.stringify({ sandbox: { network: 'off' } }));
+    expect(loadConfig({ env: { HOME: home }, projectRoot: root }).sandbox.network).toBe('off');
+  });
+
+  it('--network values', () => {
+    expect(parseNetworkFlag('off')).toBe('off');
+    expect(parseNetworkFlag('ON')).toBe('on');
+    expect(parseNetworkFlag('registry.npmjs.org, GitHub.com')).toEqual({ allow: ['registry.npmjs.org', 'github.com'] });
+    for (const bad of ['https://x.org', 'a b', 'x.org:443']) {
+      try {
+        parseNetworkFlag(bad);
+        expect.unreachable();
+      } catch (err) {
+        expect(err).toBeInstanceOf(UserError);
+        expect((err as UserError).exitCode).toBe(2);
+        expect((err as UserError).message).toMatch(/^--network: .*Give off, on, or domains separated by commas\.$/);
+      }
     }
   });
 });

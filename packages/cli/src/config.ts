@@ -2,6 +2,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { EXIT, UserError } from './exit-codes.js';
+import {
+  DEFAULT_SANDBOX_CONFIG,
+  mergeSandboxConfig,
+  parseSandboxConfig,
+  wideningKey,
+  type SandboxConfig,
+} from './sandbox-config.js';
 
 /** Settings from the user's and the project's config files (the project's win). */
 export interface Config {
@@ -12,13 +19,21 @@ export interface Config {
   commandTimeoutMs: number;
   /** Environment variables never passed to commands (ANTHROPIC_API_KEY always is removed). */
   secretEnv: string[];
+  /** What commands may reach and for how long (see sandbox-config.ts). */
+  sandbox: SandboxConfig;
 }
+
+/** One file's settings: any key may be missing, `sandbox` key by key too. */
+export type ConfigFile = Partial<Omit<Config, 'sandbox'>> & { sandbox?: Partial<SandboxConfig> };
+
+const KNOWN_KEYS = 'model, contextWindow, commandTimeoutMs, secretEnv, sandbox';
 
 export const DEFAULT_CONFIG: Config = {
   model: 'claude-sonnet-4-5',
   contextWindow: 200_000,
   commandTimeoutMs: 5_000,
   secretEnv: [],
+  sandbox: DEFAULT_SANDBOX_CONFIG,
 };
 
 export function userConfigPath(env: NodeJS.ProcessEnv): string {
@@ -30,16 +45,34 @@ export function projectConfigPath(root: string): string {
   return join(root, '.infinity', 'config.json');
 }
 
-/** Reads both files; a file that exists but is wrong is a config error naming the file and key. */
+/**
+ * Reads both files; a file that exists but is wrong is a config error naming the file and key.
+ * The project's file may narrow the user's sandbox settings but not widen them (see wideningKey).
+ */
 export function loadConfig(opts: { env: NodeJS.ProcessEnv; projectRoot: string }): Config {
   let config: Config = { ...DEFAULT_CONFIG, secretEnv: [...DEFAULT_CONFIG.secretEnv] };
-  for (const file of [userConfigPath(opts.env), projectConfigPath(opts.projectRoot)]) {
-    if (existsSync(file)) config = { ...config, ...parseConfigFile(file) };
+  const userFile = userConfigPath(opts.env);
+  const projectFile = projectConfigPath(opts.projectRoot);
+  for (const file of [userFile, projectFile]) {
+    if (!existsSync(file)) continue;
+    const { sandbox, ...rest } = parseConfigFile(file);
+    if (file === projectFile && sandbox) {
+      const widens = wideningKey(config.sandbox, sandbox);
+      if (widens) {
+        throw new UserError(
+          `In ${file}, "sandbox.${widens.key}" widens what the agent's commands may reach: ${widens.why}. A ` +
+            "repository's config may only narrow your own (a cloned repository could carry one). Put the setting " +
+            `in your own config, ${userFile}, or remove it here.`,
+          EXIT.config,
+        );
+      }
+    }
+    config = { ...config, ...rest, sandbox: sandbox ? mergeSandboxConfig(config.sandbox, sandbox) : config.sandbox };
   }
   return config;
 }
 
-export function parseConfigFile(file: string): Partial<Config> {
+export function parseConfigFile(file: string): ConfigFile {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
@@ -49,7 +82,7 @@ export function parseConfigFile(file: string): Partial<Config> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new UserError(`The config file ${file} must hold a JSON object, like {"model": "claude-sonnet-4-5"}.`, EXIT.config);
   }
-  const out: Partial<Config> = {};
+  const out: ConfigFile = {};
   const bad = (key: string, want: string) =>
     new UserError(`In ${file}, "${key}" must be ${want}. Fix the value or remove the key.`, EXIT.config);
   for (const [key, value] of Object.entries(raw)) {
@@ -70,11 +103,11 @@ export function parseConfigFile(file: string): Partial<Config> {
         if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw bad(key, 'a list of variable names');
         out.secretEnv = value as string[];
         break;
+      case 'sandbox':
+        out.sandbox = parseSandboxConfig(value, file);
+        break;
       default:
-        throw new UserError(
-          `The config file ${file} has an unknown key "${key}". Known keys: model, contextWindow, commandTimeoutMs, secretEnv.`,
-          EXIT.config,
-        );
+        throw new UserError(`The config file ${file} has an unknown key "${key}". Known keys: ${KNOWN_KEYS}.`, EXIT.config);
     }
   }
   return out;

@@ -29,9 +29,11 @@ export async function runDemo(o: { writers: HeadlessWriters; signal: AbortSignal
   const dir = createDemoRepo();
   o.writers.err(`Demo repository: ${dir}\n`);
   const provider = new ScriptedProvider(demoBrain);
+  // The demo's only command is its own test script (`node test.js` on the files it wrote), not a
+  // model's choice: it runs even where the sandbox cannot confine commands.
   if (o.interactive) {
     const { runInteractive } = await import('./run-tui.js');
-    return runInteractive({ cwd: dir, env: process.env, flags: {}, provider, firstMessage: DEMO_TASK });
+    return runInteractive({ cwd: dir, env: process.env, flags: { unsandboxed: true }, provider, firstMessage: DEMO_TASK });
   }
   const { runHeadless } = await import('./run-headless.js');
   const code = await runHeadless({
@@ -43,6 +45,7 @@ export async function runDemo(o: { writers: HeadlessWriters; signal: AbortSignal
     env: process.env,
     writers: o.writers,
     signal: o.signal,
+    unsandboxed: true,
     provider,
   });
   o.writers.err(`\ngreet.js in the demo repository now reads:\n${readFileSync(join(dir, 'greet.js'), 'utf8')}`);

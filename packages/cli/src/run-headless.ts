@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { AnthropicProvider, type ModelProvider, type RuntimeEvent } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
 import { loadConfig, retryFromEnv } from './config.js';
+import { formatDuration } from './duration.js';
 import type { ExitCode } from './exit-codes.js';
 import { anthropicEnv } from './provider-env.js';
 import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headless.js';
@@ -10,6 +11,7 @@ import { requireGitRoot } from './project.js';
 import { untilQuiescent, whenLoopDrains, type Quiescence } from './quiescence.js';
 import { buildResult, type Outcome } from './result.js';
 import { autoAcceptReviewer } from './review.js';
+import { maxDiffFileBytes, type NetworkSetting } from './sandbox-config.js';
 import { SessionRegistry } from './sessions.js';
 
 export type OutputFormat = 'text' | 'json' | 'stream-json';
@@ -22,6 +24,12 @@ export interface HeadlessOptions {
   continueLatest: boolean;
   resume?: string;
   maxTurns?: number;
+  /** --timeout: the whole run is stopped after this long (ms), like an interrupt, with exit code 5. */
+  timeoutMs?: number;
+  /** --network: overrides the config's `sandbox.network`. */
+  network?: NetworkSetting;
+  /** --unsandboxed: commands run even where the sandbox cannot confine them. */
+  unsandboxed?: boolean;
   cwd: string;
   env: NodeJS.ProcessEnv;
   writers: HeadlessWriters;
@@ -54,6 +62,10 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
       : registry.create(o.task);
   registry.touch(session.id);
 
+  // The deadline counts from the start, opening the session included.
+  const deadline = o.timeoutMs === undefined ? undefined : runDeadline(o.timeoutMs);
+  const maxDiff = maxDiffFileBytes(config.sandbox);
+  let refusalTold = false;
   const agent = await AgentSession.open({
     projectRoot: root,
     config,
@@ -64,6 +76,15 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     ...(session.sandboxSession ? { resumeSandboxes: session.sandboxSession } : {}),
     ...(retry ? { retry } : {}),
     ...(o.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: o.maxTurns } } : {}),
+    ...(o.network !== undefined ? { network: o.network } : {}),
+    ...(maxDiff !== undefined ? { maxDiffFileBytes: maxDiff } : {}),
+    allowUncontained: o.unsandboxed === true,
+    onCommandRefused: () => {
+      // Once: the model is told each time, and says what it could not do.
+      if (refusalTold) return;
+      refusalTold = true;
+      o.writers.err(`infinity-code: ${REFUSED_NOTICE}\n`);
+    },
   });
   registry.setSandboxSession(session.id, agent.sandboxSessionId);
   const tally = newTally();
@@ -75,27 +96,41 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     if (o.outputFormat === 'stream-json') line(e);
   });
   if (o.outputFormat === 'stream-json') {
-    line({ type: 'init', session_id: session.id, model, cwd: root, sandbox: agent.backend });
+    const contained = await agent.commandsContained();
+    line({ type: 'init', session_id: session.id, model, cwd: root, sandbox: agent.backend, contained });
   }
+  // Ctrl+C and the deadline stop the run the same way; only the result tells them apart.
+  const stop = deadline ? AbortSignal.any([o.signal, deadline.signal]) : o.signal;
   const onAbort = () => agent.system.interruptAll();
-  o.signal.addEventListener('abort', onAbort);
+  stop.addEventListener('abort', onAbort);
   let outcome: Outcome | undefined;
+  let timedOut = false;
   const loop = whenLoopDrains();
   try {
     await agent.system.sendUserText(session.id, o.task);
-    const end = await untilQuiescent(agent.system, agent.store, o.signal, loop.drained);
+    // Past the deadline while the session opened: the task is stored (for -c), and stopped at once.
+    if (stop.aborted) onAbort();
+    const end = await untilQuiescent(agent.system, agent.store, stop, loop.drained);
+    timedOut = end.kind === 'aborted' && !o.signal.aborted;
     if (end.kind === 'stalled') {
       const message = stalledMessage(end);
       tally.errors.push({ kind: 'stalled', message });
       if (o.outputFormat === 'text') o.writers.err(`Error: ${message}\n`);
     }
-    outcome = await finish(agent, root, session.id, o, end.kind === 'stalled');
+    if (timedOut) {
+      // A budget like --max-turns: the result says 'limit' and the exit code is 5.
+      const message = timeoutMessage(o.timeoutMs!);
+      tally.errors.push({ kind: 'budget', message });
+      if (o.outputFormat === 'text') o.writers.err(`Error: ${message}\n`);
+    }
+    outcome = await finish(agent, root, session.id, o, { stalled: end.kind === 'stalled', unfinished: end.kind !== 'quiescent' });
   } finally {
     loop.dispose();
-    o.signal.removeEventListener('abort', onAbort);
+    deadline?.dispose();
+    stop.removeEventListener('abort', onAbort);
     // Sandboxes are kept for the next run (-c) unless everything reached the working tree.
-    const settled = outcome !== undefined && !outcome.interrupted && !outcome.stalled && outcome.unreported.length === 0 &&
-      (outcome.applied || outcome.filesChanged.length === 0);
+    const settled = outcome !== undefined && !outcome.interrupted && !outcome.stalled && !timedOut &&
+      outcome.unreported.length === 0 && (outcome.applied || outcome.filesChanged.length === 0);
     await agent.close({ keep: !settled });
   }
   const result = buildResult(session.id, model, tally, outcome);
@@ -104,8 +139,17 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   return result.exit_code;
 }
 
-/** Apply the root's changes (--yes) or save them as a patch; list what children never reported. */
-async function finish(agent: AgentSession, root: string, sessionId: string, o: HeadlessOptions, stalled: boolean): Promise<Outcome> {
+/**
+ * Apply the root's changes (--yes) or save them as a patch; list what children never reported.
+ * Unfinished work (interrupted, timed out, or stuck) is always saved as a patch, never applied.
+ */
+async function finish(
+  agent: AgentSession,
+  root: string,
+  sessionId: string,
+  o: HeadlessOptions,
+  { stalled, unfinished }: { stalled: boolean; unfinished: boolean },
+): Promise<Outcome> {
   const unreported = await agent.unreported();
   const diff = await agent.rootDiff();
   const outcome: Outcome = {
@@ -118,8 +162,8 @@ async function finish(agent: AgentSession, root: string, sessionId: string, o: H
     unreported,
   };
   if (diff.isEmpty) return outcome;
-  // Unfinished work (interrupted, or stuck) is saved as a patch rather than applied.
-  if (o.yes && !o.signal.aborted && !stalled) {
+  // A Ctrl+C after the run ended still means: don't touch my tree.
+  if (o.yes && !unfinished && !o.signal.aborted) {
     const applied = await (await agent.sandboxes.sandboxFor(sessionId)).applyToWorkingTree();
     outcome.applied = true;
     outcome.conflicts = applied.conflicts;
@@ -131,6 +175,28 @@ async function finish(agent: AgentSession, root: string, sessionId: string, o: H
   writeFileSync(file, diff.patchBytes);
   outcome.patchFile = relative(o.cwd, file) || file;
   return outcome;
+}
+
+const REFUSED_NOTICE =
+  "a command was not run: the sandbox can't confine commands on this machine (they would reach your files, " +
+  'credentials and network), so they are refused. Run with --unsandboxed to let them run anyway.';
+
+function timeoutMessage(ms: number): string {
+  return (
+    `The run reached its time limit (--timeout ${formatDuration(ms)}) and was stopped: every thread and command ` +
+    'ended, and its changes so far are kept. Continue with `infinity-code -c`.'
+  );
+}
+
+/**
+ * Aborts its signal `ms` after now. Unref'd: a run with nothing left to wake it must still be
+ * found stalled (the loop drains), not wait for the deadline.
+ */
+function runDeadline(ms: number): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  timer.unref();
+  return { signal: controller.signal, dispose: () => clearTimeout(timer) };
 }
 
 function stalledMessage(end: Extract<Quiescence, { kind: 'stalled' }>): string {

@@ -3,6 +3,7 @@ import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
 import { loadConfig, type Config } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { requireGitRoot } from './project.js';
+import { maxDiffFileBytes, type NetworkSetting } from './sandbox-config.js';
 import { anthropicEnv } from './provider-env.js';
 import { SessionRegistry, type SessionInfo } from './sessions.js';
 import type { TuiController } from './tui/index.js';
@@ -10,7 +11,15 @@ import type { TuiController } from './tui/index.js';
 export interface InteractiveOptions {
   cwd: string;
   env: NodeJS.ProcessEnv;
-  flags: { model?: string; continue?: boolean; resume?: string; maxTurns?: number };
+  flags: {
+    model?: string;
+    continue?: boolean;
+    resume?: string;
+    maxTurns?: number;
+    /** Commands run without asking where the sandbox cannot confine them. */
+    unsandboxed?: boolean;
+    network?: NetworkSetting;
+  };
   /** The demo's scripted model instead of the Anthropic API. */
   provider?: ModelProvider;
   /** The demo types its task for the user. */
@@ -101,6 +110,9 @@ async function openController(
     import('./refresh-message.js'),
   ]);
   let broker!: ReturnType<typeof tui.createReviewBroker>;
+  // Where the sandbox can't confine commands, the user answers for each (unless --unsandboxed).
+  const approvals = a.flags.unsandboxed ? undefined : tui.createCommandApprovals();
+  const maxDiff = maxDiffFileBytes(a.config.sandbox);
   const agent = await AgentSession.open({
     projectRoot: a.root,
     config: a.config,
@@ -122,6 +134,9 @@ async function openController(
       return broker.reviewer;
     },
     ...(a.flags.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: a.flags.maxTurns } } : {}),
+    ...(a.flags.network !== undefined ? { network: a.flags.network } : {}),
+    ...(maxDiff !== undefined ? { maxDiffFileBytes: maxDiff } : {}),
+    ...(approvals ? { askUncontained: approvals.ask } : { allowUncontained: true }),
   });
   a.registry.setSandboxSession(a.session.id, agent.sandboxSessionId);
   const edits = userEditsFeed({ root: a.root, changed: () => agent.changedSinceBase() });
@@ -129,6 +144,7 @@ async function openController(
     system: agent.system,
     rootThreadId: a.session.id,
     reviews: broker,
+    ...(approvals ? { approvals } : {}),
     hooks: {
       async showDiff() {
         const diff = await agent.rootDiff();
@@ -167,5 +183,7 @@ async function openController(
   });
   // A continued session shows its earlier transcript.
   const history = (await agent.store.loadThread(a.session.id))?.history ?? [];
-  return { controller, backend: agent.backend, history };
+  // The status line says so when commands can't be confined: each one then asks first.
+  const backend = (await agent.commandsContained()) ? agent.backend : `${agent.backend} (commands unconfined)`;
+  return { controller, backend, history };
 }

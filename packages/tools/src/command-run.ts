@@ -10,11 +10,19 @@ type ToolEvent = Parameters<AsyncToolContext['emit']>[0];
 
 export interface CommandRunDeps {
   sandbox: () => Promise<Sandbox>;
-  env: Readonly<Record<string, string | undefined>>;
+  /** The environment changes for the command, read when it starts. */
+  env: () => Readonly<Record<string, string | undefined>>;
   timeouts: Required<CommandTimeouts>;
   limits: Required<OutputLimits>;
+  /** Said after "stopped at the time limit": how to raise it. */
+  timeLimitHelp: string;
   /** Refuses a command before it starts (returns the reason), e.g. one naming the user's tree. */
   check(command: string, sb: Sandbox): string | undefined;
+  /**
+   * Decides whether the command may run in this sandbox (returns the reason it may not); it may
+   * wait for the user. Aborting `signal` (the call was cancelled) withdraws the question.
+   */
+  gate(command: string, sb: Sandbox, signal: AbortSignal): Promise<string | undefined>;
   /** Called once, when the run is over and every answer for it has been handed to the runtime. */
   onSettled(): void;
 }
@@ -31,7 +39,7 @@ export type CommandPhase = 'starting' | 'fast' | 'streaming' | 'finished';
  * - streaming: the result said "still running" (flagged subscription); output goes out as
  *   associative events, batched by time and size, then one final event with the exit status.
  * Every answer goes through one promise chain, so the runtime gets the result before any event
- * and the events in order.
+ * and the events in order. Whatever the phase, the command is killed at `timeouts.maxRunMs`.
  */
 export class CommandRun {
   phase: CommandPhase = 'starting';
@@ -40,10 +48,12 @@ export class CommandRun {
   private readonly abort = new AbortController();
   private readonly buffer: OutputBuffer;
   private cancelled = false;
+  private timedOut = false;
   private chain: Promise<void> = Promise.resolve();
   private seq = 0;
   private fastTimer: NodeJS.Timeout | undefined;
   private batchTimer: NodeJS.Timeout | undefined;
+  private limitTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ctx: AsyncToolContext,
@@ -79,27 +89,42 @@ export class CommandRun {
     const sb = await this.deps.sandbox();
     const refused = this.deps.check(this.command, sb);
     if (refused !== undefined) return this.answer({ content: `Error: ${refused}`, isError: true });
+    const blocked = await this.deps.gate(this.command, sb, this.abort.signal);
     if (this.cancelled) return this.answer({ content: 'Command cancelled before it started.', isError: true });
+    if (blocked !== undefined) return this.answer({ content: `Error: ${blocked}`, isError: true });
     // The abort signal kills the command's whole process group (the sandbox sees to it).
-    const proc = await sb.exec(this.command, { env: this.deps.env, signal: this.abort.signal });
+    const proc = await sb.exec(this.command, { env: this.deps.env(), signal: this.abort.signal });
     this.pid = proc.pid;
     this.phase = 'fast';
     this.collect(proc);
     this.fastTimer = setTimeout(() => this.startStreaming(), this.deps.timeouts.fastWindowMs);
     this.fastTimer.unref();
+    this.limitTimer = setTimeout(() => this.stopAtLimit(), this.deps.timeouts.maxRunMs);
+    this.limitTimer.unref();
     const result = await proc.done;
     this.stopTimers();
     this.buffer.flushPartials();
-    const status = this.cancelled ? '[cancelled]' : statusLine(result);
+    const status = this.timedOut ? this.limitLine() : this.cancelled ? '[cancelled]' : statusLine(result);
     this.ctx.progress(status, { final: true });
     if (this.phase === 'fast') {
       // Cancelled while answering inline means the call was interrupted: the runtime has already
       // closed it and drops this answer, but expects one.
       const output = this.buffer.rest();
-      return this.answer({ content: `${output === '' ? '(no output)' : output}\n${status}`, isError: this.cancelled });
+      return this.answer({ content: `${output === '' ? '(no output)' : output}\n${status}`, isError: this.cancelled || this.timedOut });
     }
     const rest = this.buffer.rest();
     this.emit({ content: rest === '' ? status : `${rest}\n${status}`, final: true }, 'final');
+  }
+
+  /** Kills the process group, like a cancel, but the command's answer says why. */
+  private stopAtLimit(): void {
+    if (this.phase === 'finished' || this.cancelled) return;
+    this.timedOut = true;
+    this.abort.abort();
+  }
+
+  private limitLine(): string {
+    return `[stopped after ${seconds(this.deps.timeouts.maxRunMs)}, at the time limit for a command. ${this.deps.timeLimitHelp}]`;
   }
 
   private collect(proc: ExecProcess): void {
@@ -167,8 +192,10 @@ export class CommandRun {
   private stopTimers(): void {
     clearTimeout(this.fastTimer);
     clearInterval(this.batchTimer);
+    clearTimeout(this.limitTimer);
     this.fastTimer = undefined;
     this.batchTimer = undefined;
+    this.limitTimer = undefined;
   }
 }
 

@@ -199,6 +199,57 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
     }
   });
 
+  describe('the time limit of a command', () => {
+    // Children in the background and a grandchild: the whole group goes at the limit.
+    const command = 'sleep 300 & (sleep 300 & wait) & echo started; wait';
+    const help = 'Raise sandbox.commandTimeoutMs.';
+
+    it('a command still running in the background at the limit is killed, and its final event says so', async () => {
+      const agent = await setup(
+        backends[0]!,
+        (r) => (lastInput(r).kind === 'user' ? { toolCall: { name: 'execute_command', input: { command }, id: 'bg' } } : { text: 'ok' }),
+        { commandTimeouts: { fastWindowMs: 200, maxRunMs: 1_500 }, timeLimitHelp: help },
+      );
+      try {
+        await agent.system.sendUserText('main', 'Start it.');
+        const proc = await agent.started;
+        expect(textOf((await agent.waitFor(isResult('bg'))).content)).toMatch(/^Command is still running after 0\.2 s/);
+        const final = await agent.waitFor(
+          (e): e is Extract<RuntimeEvent, { type: 'event-injected' }> => e.type === 'event-injected' && e.originalCallId === 'bg',
+        );
+        expect(textOf(final.content)).toBe(`[stopped after 1.5 s, at the time limit for a command. ${help}]`);
+        expect(await proc.done).toMatchObject({ cancelled: true });
+        expect(await groupEnded(proc.pid), JSON.stringify(groupMembers(proc.pid))).toBe(true);
+        await agent.exec.whenIdle();
+        await agent.system.whenIdle();
+        expect((await agent.store.loadThread('main'))!.record.subscriptions).toEqual([]);
+        expect(agent.exec.running()).toEqual([]);
+      } finally {
+        await agent.close();
+      }
+    });
+
+    it('a limit inside the inline window: the result is an error saying it was stopped', async () => {
+      const agent = await setup(
+        backends[0]!,
+        (r) => (lastInput(r).kind === 'user' ? { toolCall: { name: 'execute_command', input: { command }, id: 'fg' } } : { text: 'ok' }),
+        { commandTimeouts: { fastWindowMs: 5_000, maxRunMs: 500 } },
+      );
+      try {
+        await agent.system.sendUserText('main', 'Start it.');
+        const proc = await agent.started;
+        const result = await agent.waitFor(isResult('fg'));
+        expect(result.isError).toBe(true);
+        expect(textOf(result.content)).toMatch(/^started\n\[stopped after 0\.5 s, at the time limit for a command\. .*ask the user to raise the limit\.\]$/);
+        expect(await groupEnded(proc.pid), JSON.stringify(groupMembers(proc.pid))).toBe(true);
+        await agent.exec.whenIdle();
+        expect(agent.exec.running()).toEqual([]);
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+
   it('after a crash and restart, a subscription whose command was lost gets a final event', async () => {
     const dbDir = await fx.tempDir('ic-tools-db-');
     const killCrashed = new AbortController();

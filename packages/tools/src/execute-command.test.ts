@@ -70,6 +70,27 @@ describe.each(backends)('execute_command, fast commands (%s backend)', { timeout
     }
   });
 
+  it('keeps credentials out by their look, and lets through the ones the user allowed by name', async () => {
+    const names = ['GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'MY_DB_PASSWORD', 'IC_ALLOWED_TOKEN'] as const;
+    const saved = [...names, 'ANTHROPIC_API_KEY'].map((n) => [n, process.env[n]] as const);
+    for (const n of names) process.env[n] = `value-of-${n}`;
+    const allowing = new ToolAgent({ sandboxFor: async () => sb, repoRoot: repo, envAllow: ['IC_ALLOWED_TOKEN', 'ANTHROPIC_API_KEY'] });
+    process.env.ANTHROPIC_API_KEY = 'sk-ant-never';
+    try {
+      const print = `env | grep -E '^(${names.join('|')}|ANTHROPIC_API_KEY)=' | sort; echo "home=\${HOME:+set} path=\${PATH:+set}"`;
+      const plain = await run(print);
+      expect(plain.text).toBe('home=set path=set\n[exit code: 0]');
+      const allowed = await allowing.call('execute_command', { command: print });
+      expect(allowed.text).toBe('IC_ALLOWED_TOKEN=value-of-IC_ALLOWED_TOKEN\nhome=set path=set\n[exit code: 0]');
+    } finally {
+      await allowing.close();
+      for (const [n, v] of saved) {
+        if (v === undefined) delete process.env[n];
+        else process.env[n] = v;
+      }
+    }
+  });
+
   it('strips ANSI escapes and keeps only the last state of carriage-return progress lines', async () => {
     const r = await run(`printf '\\033[31mred\\033[0m plain\\n10%%\\r50%%\\r100%%\\n\\033]0;title\\007done\\n'`);
     expect(r.text).toBe('red plain\n100%\ndone\n[exit code: 0]');

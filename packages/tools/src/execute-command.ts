@@ -1,6 +1,7 @@
 import type { AsyncTool, AsyncToolContext, ToolContext } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
 import { commandEnv } from './command-env.js';
+import { gateCommand, type UncontainedPolicy } from './command-gate.js';
 import { CommandRun, type CommandPhase } from './command-run.js';
 import { DEFAULT_OUTPUT_LIMITS, DEFAULT_TIMEOUTS, type CodingToolsOptions } from './options.js';
 import { short } from './tool-kit.js';
@@ -23,6 +24,8 @@ export interface ExecuteCommandTool extends AsyncTool {
   whenIdle(): Promise<void>;
 }
 
+const DEFAULT_TIME_LIMIT_HELP = 'Split long work into shorter commands, or ask the user to raise the limit.';
+
 export const RESTARTED_MESSAGE =
   '[the command was stopped because Infinity Code restarted while it ran; its later output is lost. ' +
   'Check its effects and run it again if needed.]';
@@ -38,7 +41,9 @@ export function executeCommandTool(opts: CodingToolsOptions): ExecuteCommandTool
   const key = (threadId: string, callId: string): string => `${threadId}\u0000${callId}`;
   const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.commandTimeouts };
   const limits = { ...DEFAULT_OUTPUT_LIMITS, ...opts.outputLimits };
-  const env = commandEnv(opts.secretEnvNames ?? []);
+  const env = () => commandEnv({ secretNames: opts.secretEnvNames ?? [], allow: opts.envAllow ?? [] });
+  const policy: UncontainedPolicy = opts.uncontained ?? { kind: 'refuse' };
+  const timeLimitHelp = opts.timeLimitHelp ?? DEFAULT_TIME_LIMIT_HELP;
   const repoRoot = opts.repoRoot;
 
   opts.signal?.addEventListener('abort', () => {
@@ -68,7 +73,8 @@ export function executeCommandTool(opts: CodingToolsOptions): ExecuteCommandTool
       `${timeouts.fastWindowMs / 1000} s the result is its output and exit code. Otherwise the result says it ` +
       'is still running; its output then arrives as events (batched) and a final event gives the exit code. ' +
       'You can keep working meanwhile, and stop it with cancel_subscription. Output is cut to its first and ' +
-      'last lines when long. Nothing can be typed into it: use non-interactive flags.',
+      'last lines when long. Nothing can be typed into it: use non-interactive flags. A command still running ' +
+      `after ${Math.round(timeouts.maxRunMs / 1000)} s is stopped.`,
     input_schema: {
       type: 'object',
       properties: { command: { type: 'string', description: 'The shell command to run.' } },
@@ -83,7 +89,9 @@ export function executeCommandTool(opts: CodingToolsOptions): ExecuteCommandTool
         env,
         timeouts,
         limits,
+        timeLimitHelp,
         check,
+        gate: (command, sb, signal) => gateCommand(policy, sb, { threadId: ctx.threadId, callId: ctx.call.id, command }, signal),
         onSettled: () => {
           runs.delete(k);
           if (runs.size === 0) {

@@ -10,6 +10,7 @@ export {
 } from './options.js';
 export { executeCommandTool, RESTARTED_MESSAGE, type ExecuteCommandTool, type RunningCommandInfo } from './execute-command.js';
 export type { CommandPhase } from './command-run.js';
+export { DECLINED_UNCONTAINED, REFUSED_UNCONTAINED, type CommandRequest, type UncontainedPolicy } from './command-gate.js';
 export { PathEscapeError, ToolError } from './errors.js';
 export { READ_LIMITS } from './read-file.js';
 export { GREP_LIMITS } from './grep-results.js';

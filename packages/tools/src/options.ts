@@ -1,4 +1,5 @@
 import type { Sandbox } from '@infinity-code/sandbox';
+import type { UncontainedPolicy } from './command-gate.js';
 
 /** When `execute_command` answers, how it batches streamed output, and how much it keeps. */
 export interface CommandTimeouts {
@@ -8,6 +9,12 @@ export interface CommandTimeouts {
   batchMs?: number;
   /** ...or as soon as this much output is waiting (default 8000 bytes). */
   batchBytes?: number;
+  /**
+   * The longest a command may run at all, in the background too (default 30 minutes): then its
+   * process group is killed. Without it a command that never exits keeps its thread (and a
+   * headless run) waiting forever.
+   */
+  maxRunMs?: number;
 }
 
 /** How much command output reaches the model: the first lines, then only a tail. */
@@ -35,8 +42,23 @@ export interface CodingToolsOptions {
   repoRoot?: string;
   commandTimeouts?: CommandTimeouts;
   outputLimits?: OutputLimits;
-  /** Variables removed from every command's environment, besides the Anthropic credentials. */
+  /**
+   * Variables removed from every command's environment, besides those the sandbox already keeps
+   * from every process it starts (anything that looks like a credential).
+   */
   secretEnvNames?: readonly string[];
+  /**
+   * Variables passed to commands although they look like credentials (the user named them);
+   * never the Anthropic credentials, and never one of `secretEnvNames`.
+   */
+  envAllow?: readonly string[];
+  /**
+   * What the user is told about raising `commandTimeouts.maxRunMs`, after "stopped at the time
+   * limit" (the tools don't know where the setting lives).
+   */
+  timeLimitHelp?: string;
+  /** What execute_command does where the sandbox cannot confine commands; refuses by default. */
+  uncontained?: UncontainedPolicy;
   /** Aborting it kills every command still running (the host is shutting down). */
   signal?: AbortSignal;
 }
@@ -45,6 +67,7 @@ export const DEFAULT_TIMEOUTS: Required<CommandTimeouts> = {
   fastWindowMs: 5_000,
   batchMs: 2_000,
   batchBytes: 8_000,
+  maxRunMs: 30 * 60_000,
 };
 
 export const DEFAULT_OUTPUT_LIMITS: Required<OutputLimits> = {

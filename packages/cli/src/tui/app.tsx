@@ -1,7 +1,8 @@
 import { Box, Text, useApp, useInput, useStdin, useStdout } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { BackgroundRows } from './background-rows.js';
-import { decideReview, submitLine, type CommandContext } from './commands.js';
+import { answerCommand, decideReview, submitLine, type CommandContext } from './commands.js';
+import { CommandConfirm } from './command-confirm.js';
 import type { TuiController } from './controller.js';
 import { DiffReview } from './diff-review.js';
 import { LiveTurn } from './live-turn.js';
@@ -62,13 +63,15 @@ export function App({ store, controller, animate = true }: AppProps) {
         disarm.current = setTimeout(() => store.dispatch({ type: 'ui:quit-armed', armed: false }), QUIT_WINDOW_MS);
         return;
       }
-      // Esc belongs to the review while one is open (it cancels typing a reason).
-      if (key.escape && store.getState().reviews.length === 0 && store.getState().busy) controller.stop();
+      // Esc belongs to the review or the question while one is open (it cancels typing a reason, or says no).
+      const s = store.getState();
+      if (key.escape && s.reviews.length === 0 && s.approvals.length === 0 && s.busy) controller.stop();
     },
     { isActive: keyboard },
   );
 
   const onSubmit = useCallback((line: string) => void submitLine(ctx, line), [ctx]);
+  const approval = state.approvals[0];
   const review = state.reviews[0];
   const warning = review ? editWarning(review, state.userEdited) : undefined;
   const rootRunning = state.running.filter((r) => r.threadId === state.rootThreadId);
@@ -78,7 +81,15 @@ export function App({ store, controller, animate = true }: AppProps) {
       <LiveTurn text={state.liveText} busy={state.busy} running={rootRunning} maxLines={Math.max(4, rows - 14)} animate={animate} />
       <BackgroundRows commands={state.background} rootThreadId={state.rootThreadId} threads={state.threads} animate={animate} />
       <ThreadRows threads={state.threads} animate={animate} />
-      {review ? (
+      {approval ? (
+        <CommandConfirm
+          key={approval.id}
+          command={approval.command}
+          from={approval.threadId === state.rootThreadId ? 'The agent' : (state.threads.find((t) => t.id === approval.threadId)?.label ?? 'A child thread')}
+          isActive={keyboard}
+          onAnswer={(allow) => answerCommand(ctx, approval, allow)}
+        />
+      ) : review ? (
         <DiffReview
           key={review.id}
           diff={review.diff}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ReviewDecision } from './review-diff.js';
-import type { TuiController } from './controller.js';
+import type { CommandApproval, TuiController } from './controller.js';
 import { shortId } from './format.js';
 import { pricedModels } from './pricing.js';
 import { helpText, parseSlash, type SlashCommand } from './slash-commands.js';
@@ -85,6 +85,12 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
   } catch (err) {
     say(ctx, `/${cmd.name} failed: ${errorText(err)}`, 'error');
   }
+}
+
+/** The user answered a command approval: it leaves the screen, and the command runs or is declined. */
+export function answerCommand(ctx: CommandContext, approval: CommandApproval, allow: boolean): void {
+  ctx.store.dispatch({ type: 'ui:approval-closed', id: approval.id });
+  ctx.controller.answerCommand(approval.id, allow);
 }
 
 /** The human decided a review: close it, let the controller carry it out, report the outcome. */

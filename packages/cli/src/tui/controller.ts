@@ -32,6 +32,17 @@ export interface ReviewRequest {
   diff: ReviewDiff;
 }
 
+/**
+ * A command waiting for the user's yes or no: the sandbox can't confine commands on this
+ * machine, so none runs without it.
+ */
+export interface CommandApproval {
+  id: string;
+  /** The thread that wants to run it. */
+  threadId: string;
+  command: string;
+}
+
 /** The user's edits to the working tree, as the session's watcher sees them. */
 export interface UserEditsUpdate {
   /** Sorted, repository-relative. */
@@ -88,4 +99,11 @@ export interface TuiController {
   onUserEdits(listener: (edits: UserEditsUpdate) => void): () => void;
   /** Take the user's edits into the sandboxes' base (`/refresh`): the agent sees them from now on. */
   refreshBase(): Promise<ReviewOutcome>;
+  /**
+   * Commands waiting for the user's approval: those open already, then each new one (`open`),
+   * and each taken down (`closed`: answered, or its call ended first). Returns the unsubscribe.
+   */
+  onCommandApproval(open: (approval: CommandApproval) => void, closed: (id: string) => void): () => void;
+  /** The user's answer to a command approval: run it, or tell the agent the user declined. */
+  answerCommand(id: string, allow: boolean): void;
 }

@@ -1,5 +1,5 @@
 import type { Observer } from '@infinity-code/runtime';
-import type { ReviewRequest, TuiController, UserEditsUpdate } from './controller.js';
+import type { CommandApproval, ReviewRequest, TuiController, UserEditsUpdate } from './controller.js';
 
 /**
  * A controller for a session still opening: the UI can draw and take input at once; calls wait
@@ -45,5 +45,9 @@ export function deferredController(ready: Promise<TuiController>): TuiController
     resolveReview: async (r, d) => (await ready).resolveReview(r, d),
     onUserEdits: (listener: (edits: UserEditsUpdate) => void) => later((c) => c.onUserEdits(listener)),
     refreshBase: async () => (await ready).refreshBase(),
+    onCommandApproval: (open: (a: CommandApproval) => void, closed: (id: string) => void) =>
+      later((c) => c.onCommandApproval(open, closed)),
+    // Only a question the live session asked can be answered.
+    answerCommand: (id, allow) => live?.answerCommand(id, allow),
   };
 }

@@ -2,10 +2,11 @@
 export { runTui, type RunTuiOptions } from './run-tui.js';
 export { App, type AppProps } from './app.js';
 export { createUiStore, type UiStore } from './store.js';
-export type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, TuiInfo, UserEditsUpdate } from './controller.js';
+export type { CommandApproval, ReviewOutcome, ReviewRequest, SessionSummary, TuiController, TuiInfo, UserEditsUpdate } from './controller.js';
 export { localController, type LocalControllerOptions, type SessionHooks } from './local-controller.js';
 export { deferredController } from './deferred-controller.js';
 export { createReviewBroker, reviewNote, type ReviewBroker, type ReviewBrokerOptions } from './review-broker.js';
+export { createCommandApprovals, type ApprovalEvent, type CommandApprovals } from './command-approvals.js';
 export { allHunkIds, diffStat, fileHunkIds, hunkId, isReviewDiff } from './review-diff.js';
 export type { FileStatus, ReviewDecision, ReviewDiff, ReviewFile, ReviewHunk } from './review-diff.js';
 export { reduce, initialState, type UiAction, type UiState, type TranscriptItem } from './state.js';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LocalSystem } from '@infinity-code/runtime';
+import type { CommandApprovals } from './command-approvals.js';
 import type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, UserEditsUpdate } from './controller.js';
 import type { ReviewBroker } from './review-broker.js';
 import type { ReviewDecision, ReviewDiff } from './review-diff.js';
@@ -26,6 +27,8 @@ export interface LocalControllerOptions {
   rootThreadId: string;
   /** The broker whose `reviewer` the system was built with; without one, reports aren't reviewed. */
   reviews?: ReviewBroker;
+  /** Where commands wait for the user's approval; without it, none ever does. */
+  approvals?: CommandApprovals;
   hooks?: SessionHooks;
 }
 
@@ -33,7 +36,7 @@ export interface LocalControllerOptions {
  * A TuiController over a LocalSystem: the runtime half of the contract (send, stop, compact,
  * events, reviews of children's reports), with the sandbox half supplied as hooks by the CLI.
  */
-export function localController({ system, rootThreadId, reviews, hooks = {} }: LocalControllerOptions): TuiController {
+export function localController({ system, rootThreadId, reviews, approvals, hooks = {} }: LocalControllerOptions): TuiController {
   let root = rootThreadId;
   // Threads with a slice running now: what stop() interrupts. Kept from events, not polled.
   const working = new Set<string>();
@@ -74,6 +77,9 @@ export function localController({ system, rootThreadId, reviews, hooks = {} }: L
       if (!hooks.refreshBase) throw new Error('refreshing the base is not available in this session');
       return hooks.refreshBase();
     },
+    onCommandApproval: (open, closed) =>
+      approvals ? approvals.onEvent((e) => (e.type === 'open' ? open(e.approval) : closed(e.id))) : () => {},
+    answerCommand: (id, allow) => approvals?.answer(id, allow),
     async resolveReview(request, decision) {
       if (request.kind === 'report') {
         if (!reviews) throw new Error('no review is waiting');

@@ -1,7 +1,7 @@
 import type { HistoryMessage, RuntimeEvent } from '@infinity-code/runtime';
 import { replayHistory } from './history-items.js';
 import { reduceRuntime } from './state-runtime.js';
-import type { ReviewRequest } from './controller.js';
+import type { CommandApproval, ReviewRequest } from './controller.js';
 import { shortId } from './format.js';
 import { priceOf } from './pricing.js';
 import { flushLive, initialState, notice, pushItem, updateThread, type NoticeLevel, type PendingReview, type UiState } from './ui-state.js';
@@ -24,6 +24,10 @@ export type UiAction =
   | { type: 'ui:review-open'; review: ReviewRequest & { title?: string } }
   /** A review was decided (or failed); it leaves the queue. */
   | { type: 'ui:review-closed'; id: string }
+  /** A command waits for the user's approval (the sandbox can't confine it). */
+  | { type: 'ui:approval-open'; approval: CommandApproval }
+  /** It was answered, or its call ended first. */
+  | { type: 'ui:approval-closed'; id: string }
   | { type: 'ui:quit-armed'; armed: boolean }
   /** Files the user changed in the working tree since the sandboxes' base (the full list). */
   | { type: 'ui:user-edits'; paths: string[] };
@@ -61,6 +65,8 @@ function reduceUi(s: UiState, a: UiAction): UiState {
           epoch: s.epoch + 1,
           // Same sandboxes, same base: the user's edits still differ from it.
           userEdited: s.userEdited,
+          // The old session's commands still wait for an answer.
+          approvals: s.approvals,
           status: { ...s.status, sessionId: a.sessionId, contextTokens: 0 },
         },
         'info',
@@ -95,6 +101,11 @@ function reduceUi(s: UiState, a: UiAction): UiState {
     }
     case 'ui:review-closed':
       return { ...s, reviews: s.reviews.filter((r) => r.id !== a.id) };
+    case 'ui:approval-open':
+      if (s.approvals.some((q) => q.id === a.approval.id)) return s;
+      return { ...s, approvals: [...s.approvals, a.approval] };
+    case 'ui:approval-closed':
+      return s.approvals.some((q) => q.id === a.id) ? { ...s, approvals: s.approvals.filter((q) => q.id !== a.id) } : s;
     case 'ui:quit-armed':
       return { ...s, quitArmed: a.armed };
     case 'ui:user-edits':

@@ -27,6 +27,10 @@ export function createUiStore(controller: TuiController, info: TuiInfo): UiStore
   };
   const unsubscribe = controller.subscribe(dispatch);
   const unsubscribeReviews = controller.onReviewRequest((review) => dispatch({ type: 'ui:review-open', review }));
+  const unsubscribeApprovals = controller.onCommandApproval(
+    (approval) => dispatch({ type: 'ui:approval-open', approval }),
+    (id) => dispatch({ type: 'ui:approval-closed', id }),
+  );
   const unsubscribeEdits = controller.onUserEdits((edits) => {
     dispatch({ type: 'ui:user-edits', paths: edits.paths });
     if (edits.problem) dispatch({ type: 'ui:notice', level: 'error', text: edits.problem });
@@ -43,6 +47,7 @@ export function createUiStore(controller: TuiController, info: TuiInfo): UiStore
     disconnect() {
       unsubscribe();
       unsubscribeReviews();
+      unsubscribeApprovals();
       unsubscribeEdits();
     },
   };

@@ -16,6 +16,7 @@ import {
 import { render } from 'ink-testing-library';
 import { act } from 'react';
 import { App } from './app.js';
+import type { CommandApprovals } from './command-approvals.js';
 import type { TuiController } from './controller.js';
 import { localController, type SessionHooks } from './local-controller.js';
 import { createReviewBroker, type ReviewBrokerOptions } from './review-broker.js';
@@ -34,6 +35,8 @@ export interface RigOptions {
   hooks?: SessionHooks;
   /** Children's reports are reviewed: how to get a child's diff and apply a decision. */
   review?: ReviewBrokerOptions;
+  /** Where commands wait for the user's yes or no (the tools must ask through it too). */
+  approvals?: CommandApprovals;
   system?: Partial<SystemOptions>;
 }
 
@@ -83,7 +86,13 @@ export async function startRig(o: RigOptions): Promise<Rig> {
       else waiters.push(w);
     }
   });
-  const controller = localController({ system, rootThreadId: ROOT, ...(reviews ? { reviews } : {}), ...(o.hooks ? { hooks: o.hooks } : {}) });
+  const controller = localController({
+    system,
+    rootThreadId: ROOT,
+    ...(reviews ? { reviews } : {}),
+    ...(o.approvals ? { approvals: o.approvals } : {}),
+    ...(o.hooks ? { hooks: o.hooks } : {}),
+  });
   const store = createUiStore(controller, { model, contextWindow: o.contextWindow ?? 200_000, backend: 'overlay', sessionId: ROOT });
   await system.start();
   let ui!: ReturnType<typeof render>;

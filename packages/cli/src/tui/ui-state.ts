@@ -1,5 +1,5 @@
 import { ZERO_USAGE, type Usage } from '@infinity-code/runtime/messages';
-import type { ReviewRequest, TuiInfo } from './controller.js';
+import type { CommandApproval, ReviewRequest, TuiInfo } from './controller.js';
 import { priceOf } from './pricing.js';
 
 export type NoticeLevel = 'info' | 'error' | 'retry' | 'compaction';
@@ -103,6 +103,8 @@ export interface UiState {
   status: StatusInfo;
   /** Diffs awaiting review, oldest first; the first one is on screen. */
   reviews: PendingReview[];
+  /** Commands awaiting the user's yes or no, oldest first; the first one is on screen (before reviews). */
+  approvals: CommandApproval[];
   /** Ctrl+C was pressed once: the next press quits. */
   quitArmed: boolean;
   /** Files the user changed in the working tree since the sandboxes' base was taken. */
@@ -132,6 +134,7 @@ export function initialState(info: TuiInfo): UiState {
       contextTokens: 0,
     },
     reviews: [],
+    approvals: [],
     quitArmed: false,
     userEdited: [],
   };

@@ -45,7 +45,9 @@ export class ToolAgent {
 
   constructor(opts: AgentOptions) {
     const { brain, sqlitePath, ...toolOpts } = opts;
-    const { tools, executeCommand } = codingTools(toolOpts);
+    // Sandboxes can't confine commands on every machine; these tests are about what commands do,
+    // the gate has tests of its own (command-gate.test.ts).
+    const { tools, executeCommand } = codingTools({ uncontained: { kind: 'allow' }, ...toolOpts });
     this.exec = executeCommand;
     this.store = sqlitePath ? new SqliteStore({ path: sqlitePath }) : new MemoryStore();
     this.system = new LocalSystem({
