@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { SqliteStore } from '@infinity-code/runtime';
 import { startFakeMessagesApi, type FakeMessagesApi, type FakeReply, type FakeScript } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupTemps, git, gitRepo, RUN_COMMANDS, type CliRun } from './support/cli.js';
+import { cleanupTemps, git, gitRepo, type CliRun } from './support/cli.js';
 import { historyProblems, threadOf, type Msg } from './support/model.js';
 import { killAll, runMark, survivors, untilGone, type ProcInfo } from './support/procs.js';
 import { run, STACK_TRACE } from './support/run.js';
@@ -207,7 +207,7 @@ beforeAll(async () => {
   api = await startFakeMessagesApi({ brain: faultyBrain(ledger) });
   const mark = runMark();
   const started = Date.now();
-  const r = await run(['-p', 'Do the fault drill.', '--yes', ...RUN_COMMANDS], {
+  const r = await run(['-p', 'Do the fault drill.', '--yes'], {
     cwd: repo,
     env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, INFINITY_CODE_RETRY: FAST_RETRY, ...mark.env },
   });

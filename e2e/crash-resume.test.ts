@@ -9,7 +9,7 @@ import type { ScriptedReply } from '@infinity-code/runtime';
 import { startFakeMessagesApi, type FakeMessagesApi } from '@infinity-code/runtime/testing';
 import { demoBrain, DEMO_FILES, DEMO_TASK } from 'infinity-code/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asFake, cleanupTemps, gitRepo, runCli, RUN_COMMANDS, startCli, tempDir } from './support/cli.js';
+import { asFake, cleanupTemps, gitRepo, runCli, startCli, tempDir } from './support/cli.js';
 import { processesMatching } from './support/procs.js';
 import { seeded, testSeed } from './support/seeded.js';
 
@@ -64,7 +64,7 @@ describe('crash and resume of the built CLI', () => {
   const uninterrupted = () =>
     (baseline ??= (async () => {
       const baseRepo = gitRepo(DEMO_FILES, config);
-      const base = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json', ...RUN_COMMANDS], { cwd: baseRepo, env: env(join(tempDir(), 'log')) });
+      const base = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: baseRepo, env: env(join(tempDir(), 'log')) });
       expect(base.code, base.stderr).toBe(0);
       const expected = tree(baseRepo);
       expect(expected['farewell.js']).toBeDefined();
@@ -81,7 +81,7 @@ describe('crash and resume of the built CLI', () => {
       const home = tempDir();
       const log = join(home, 'commands.log');
       let killed = false;
-      const first = startCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json', ...RUN_COMMANDS], {
+      const first = startCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], {
         cwd: repo,
         home,
         env: env(log),
@@ -96,7 +96,7 @@ describe('crash and resume of the built CLI', () => {
       expect(r1.signal === 'SIGKILL' || r1.code === 0, `point ${p}: ${r1.stderr}`).toBe(true);
       let code = r1.code;
       for (let attempt = 0; code !== 0 && attempt < 3; attempt++) {
-        const r = await runCli(['-c', '--yes', '-p', 'Continue where you left off.', ...RUN_COMMANDS], { cwd: repo, home, env: env(log) });
+        const r = await runCli(['-c', '--yes', '-p', 'Continue where you left off.'], { cwd: repo, home, env: env(log) });
         code = r.code;
         expect([0], `point ${p} (killed after ${killAfter} events), resume ${attempt}: ${r.stderr}`).toContain(r.code);
       }
@@ -132,7 +132,7 @@ describe('crash and resume of the built CLI', () => {
       return released;
     };
     try {
-      const first = startCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json', ...RUN_COMMANDS], { cwd: repo, home, env: env(log) });
+      const first = startCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: repo, home, env: env(log) });
       await atWindow;
       first.kill('SIGKILL');
       expect((await first.done).signal).toBe('SIGKILL');
@@ -140,7 +140,7 @@ describe('crash and resume of the built CLI', () => {
       holdWhen = undefined;
       release();
     }
-    const r = await runCli(['-c', '--yes', '-p', 'Continue where you left off.', '--output-format', 'stream-json', ...RUN_COMMANDS], { cwd: repo, home, env: env(log) });
+    const r = await runCli(['-c', '--yes', '-p', 'Continue where you left off.', '--output-format', 'stream-json'], { cwd: repo, home, env: env(log) });
     const result = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as { type?: string; status?: string };
     expect(result.type, `the resumed run printed no result (it ended while waiting): ${r.stdout.slice(-400)}`).toBe('result');
     expect([r.code, result.status], r.stderr).toEqual([0, 'success']);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { startFakeMessagesApi, type FakeMessagesApi } from '@infinity-code/runtime/testing';
 import { demoBrain, DEMO_FILES, DEMO_TASK } from 'infinity-code/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupTemps, fakeBrain, git, gitRepo, runCli, RUN_COMMANDS, startCli, tempDir } from './support/cli.js';
+import { cleanupTemps, fakeBrain, git, gitRepo, runCli, startCli, tempDir } from './support/cli.js';
 
 let api: FakeMessagesApi;
 beforeAll(async () => {
@@ -21,7 +21,7 @@ const config = { commandTimeoutMs: 1000 };
 describe('headless runs of the built CLI', () => {
   it('--yes: two children edit in parallel, both changes land in the working tree, stream-json ends with a result', async () => {
     const repo = gitRepo(DEMO_FILES, config);
-    const r = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json', ...RUN_COMMANDS], { cwd: repo, env: env() });
+    const r = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: repo, env: env() });
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(join(repo, 'greet.js'), 'utf8')).toContain('return `Hello, ${name}!`;');
     expect(readFileSync(join(repo, 'farewell.js'), 'utf8')).toContain('Goodbye');
@@ -39,7 +39,7 @@ describe('headless runs of the built CLI', () => {
   it('without --yes: exit 4, the working tree untouched, the patch saved and named', async () => {
     const repo = gitRepo(DEMO_FILES, config);
     const before = readFileSync(join(repo, 'greet.js'), 'utf8');
-    const r = await runCli(['-p', DEMO_TASK, ...RUN_COMMANDS], { cwd: repo, env: env() });
+    const r = await runCli(['-p', DEMO_TASK], { cwd: repo, env: env() });
     expect(r.code, r.stderr).toBe(4);
     expect(readFileSync(join(repo, 'greet.js'), 'utf8')).toBe(before);
     expect(existsSync(join(repo, 'farewell.js'))).toBe(false);
@@ -52,7 +52,7 @@ describe('headless runs of the built CLI', () => {
 
   it('json output is one result object', async () => {
     const repo = gitRepo(DEMO_FILES, config);
-    const r = await runCli(['-p', DEMO_TASK, '--output-format', 'json', '--yes', ...RUN_COMMANDS], { cwd: repo, env: env() });
+    const r = await runCli(['-p', DEMO_TASK, '--output-format', 'json', '--yes'], { cwd: repo, env: env() });
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout) as { type: string; answer: string; turns: number };
     expect(result.type).toBe('result');

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeMessagesApi, type FakeMessagesApi, type FakeRequestBody, type FakeScript } from '@infinity-code/runtime/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { cleanupTemps, git, gitRepo, RUN_COMMANDS, tempDir } from './support/cli.js';
+import { cleanupTemps, git, gitRepo, tempDir } from './support/cli.js';
 import { lastResult, toolCalls, type Msg } from './support/model.js';
 import { killAll, processesMatching, runMark, survivors, untilGone, type ProcInfo } from './support/procs.js';
 import { events, run, start, STACK_TRACE } from './support/run.js';
@@ -29,7 +29,7 @@ async function runCommands(repo: string, commands: string[], extraEnv: Record<st
     return done < commands.length ? call('execute_command', { command: commands[done]! }) : { text: 'Done.' };
   });
   const mark = runMark();
-  const r = await run(['-p', 'Run the commands.', '--output-format', 'stream-json', ...RUN_COMMANDS], {
+  const r = await run(['-p', 'Run the commands.', '--output-format', 'stream-json'], {
     cwd: repo,
     env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, ...extraEnv, ...mark.env },
   });
@@ -134,7 +134,7 @@ describe('hostile commands', () => {
     });
 
     const mark = runMark();
-    const r = await run(['-p', 'Run the hostile commands.', '--output-format', 'stream-json', ...RUN_COMMANDS], {
+    const r = await run(['-p', 'Run the hostile commands.', '--output-format', 'stream-json'], {
       cwd: repo,
       env: { ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: api.url, ...mark.env },
     });
@@ -187,7 +187,7 @@ describe('hostile commands', () => {
       return { stallMs: 60_000 };
     });
     const mark = runMark();
-    const cli = start(['-p', 'Start something stubborn.', '--output-format', 'json', '--yes', ...RUN_COMMANDS], {
+    const cli = start(['-p', 'Start something stubborn.', '--output-format', 'json', '--yes'], {
       cwd: repo,
       env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url, ...mark.env },
     });

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from 'node:path';
 import { startFakeMessagesApi, type FakeMessagesApi, type FakeReply, type FakeRequestBody } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupTemps, git, gitRepo, RUN_COMMANDS, tempDir } from './support/cli.js';
+import { cleanupTemps, git, gitRepo, tempDir } from './support/cli.js';
 import { historyProblems, toolCalls, toolResults, type Msg } from './support/model.js';
 import { killAll, runMark, survivors } from './support/procs.js';
 import { events, run, STACK_TRACE } from './support/run.js';
@@ -202,7 +202,7 @@ describe('hostile model output', () => {
     git(repo, 'add', '-A');
     git(repo, 'commit', '-qm', 'links and odd names');
     const mark = runMark();
-    const r = await run(['-p', 'Survive a hostile model.', '--yes', '--output-format', 'stream-json', ...RUN_COMMANDS], {
+    const r = await run(['-p', 'Survive a hostile model.', '--yes', '--output-format', 'stream-json'], {
       cwd: repo,
       env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, ...mark.env },
     });

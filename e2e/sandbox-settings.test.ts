@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeMessagesApi, type FakeMessagesApi, type FakeScript } from '@infinity-code/runtime/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { cleanupTemps, gitRepo, RUN_COMMANDS, tempDir } from './support/cli.js';
+import { cleanupTemps, gitRepo, tempDir } from './support/cli.js';
 import { allText, toolCalls, type Msg } from './support/model.js';
 import { killAll, runMark, survivors, untilGone, type ProcInfo } from './support/procs.js';
 import { events, run, STACK_TRACE } from './support/run.js';
@@ -64,7 +64,7 @@ describe('sandbox settings of a headless run', () => {
       ]),
     );
     const mark = runMark();
-    const r = await run(['-p', 'Show me the environment.', '--output-format', 'stream-json', ...RUN_COMMANDS], {
+    const r = await run(['-p', 'Show me the environment.', '--output-format', 'stream-json'], {
       cwd: gitRepo({ 'a.txt': 'a\n' }),
       home: homeWith({ sandbox: { envAllow: ['IC_E2E_ALLOWED_TOKEN'] } }),
       env: { ...secrets, IC_E2E_ALLOWED_TOKEN: allowed, ANTHROPIC_BASE_URL: api.url, ...mark.env },
@@ -93,7 +93,7 @@ describe('sandbox settings of a headless run', () => {
       return { text: allText(messages).includes('at the time limit') ? 'Done.' : 'Waiting for it.' };
     });
     const mark = runMark();
-    const r = await run(['-p', 'Run a server.', '--output-format', 'stream-json', ...RUN_COMMANDS], {
+    const r = await run(['-p', 'Run a server.', '--output-format', 'stream-json'], {
       cwd: gitRepo({ 'a.txt': 'a\n' }, { commandTimeoutMs: 300 }),
       home: homeWith({ sandbox: { commandTimeoutMs: 1500 } }),
       env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url, ...mark.env },
@@ -121,7 +121,7 @@ describe('sandbox settings of a headless run', () => {
     const mark = runMark();
     const env = { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url, ...mark.env };
     const started = Date.now();
-    const r = await run(['-p', 'Make a file, then wait.', '--yes', '--timeout', '3s', '--output-format', 'json', ...RUN_COMMANDS], { cwd: repo, home, env });
+    const r = await run(['-p', 'Make a file, then wait.', '--yes', '--timeout', '3s', '--output-format', 'json'], { cwd: repo, home, env });
     const left = await untilGone(() => survivors(mark));
     leftovers.push(...left);
     expect(r.code, r.stderr).toBe(5);
@@ -135,7 +135,7 @@ describe('sandbox settings of a headless run', () => {
     expect(readFileSync(join(repo, result.patch_file), 'utf8')).toContain('+made before the deadline');
     expect(left, 'processes that outlived the timeout').toEqual([]);
 
-    const resumed = await run(['-c', '-p', 'please finish', '--yes', '--output-format', 'json', ...RUN_COMMANDS], { cwd: repo, home, env });
+    const resumed = await run(['-c', '-p', 'please finish', '--yes', '--output-format', 'json'], { cwd: repo, home, env });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'success', answer: 'Finished.', diff_applied: true });
     expect(readFileSync(join(repo, 'made.txt'), 'utf8')).toBe('made before the deadline\n');

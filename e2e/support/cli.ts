@@ -33,13 +33,6 @@ export interface StartOptions {
   wrapper?: string[];
 }
 
-/**
- * Flags for runs whose model runs commands. No sandbox backend here confines commands yet
- * (`Sandbox.contained` is false), and then the CLI refuses them unless --unsandboxed: once
- * containment lands these runs need nothing, and this becomes [].
- */
-export const RUN_COMMANDS: readonly string[] = ['--unsandboxed'];
-
 /** Starts the built CLI with a clean environment (no real key leaks in) plus `env`. */
 export function startCli(args: string[], opts: StartOptions): Started {
   // A home of its own: config and sandbox state never come from (or go to) the real one.

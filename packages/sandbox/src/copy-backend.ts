@@ -366,7 +366,7 @@ class CopySandbox implements BackendSandbox {
         network: spec.network ?? false,
       });
       const child = spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-      return { child, namespaceInit: true, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
+      return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
     }
     const opts: SpawnOptions = { cwd: path.join(this.treeDir, spec.cwd), detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
     if (this.containment === 'pid-namespace') {

@@ -104,6 +104,11 @@ export interface Containment {
    * prints "sigprocmask unblock failed" into the command's stderr for a child killed by SIGKILL.)
    */
   namespaceInit?: boolean;
+  /**
+   * How many forks down from the child the namespace's init is (default 1: its only child). A
+   * command joining a holder's pid namespace first (nsenter forks into it) has it at 2.
+   */
+  initDepth?: number;
   /** Kills what the command left outside its process group; run at exit and at cancel. */
   reap?: () => Promise<void>;
 }
@@ -117,7 +122,7 @@ export function watchProcess(
   child: ChildProcess,
   signal: AbortSignal | undefined,
   onSettled: () => void,
-  { namespaceInit, reap }: Containment = {},
+  { namespaceInit, initDepth = 1, reap }: Containment = {},
 ): ExecProcess {
   const pid = child.pid;
   if (pid === undefined || !child.stdout || !child.stderr) {
@@ -136,7 +141,8 @@ export function watchProcess(
   const kill = (): void => {
     cancelled = true;
     // Before the fork (no init yet) nothing else of the command exists: the group is all of it.
-    const init = namespaceInit && child.exitCode === null && child.signalCode === null ? onlyChild(pid) : undefined;
+    let init: number | undefined = namespaceInit && child.exitCode === null && child.signalCode === null ? pid : undefined;
+    for (let depth = 0; depth < initDepth && init !== undefined; depth++) init = onlyChild(init);
     const initStat = init === undefined ? undefined : statOf(init);
     killGroup(pid);
     if (init !== undefined && initStat) reaping = reaping.then(() => namespaceEmptied(init, initStat.start));

@@ -343,7 +343,7 @@ class OverlaySandbox implements BackendSandbox {
       network: spec.network ?? false,
     });
     const child = spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    return { child, namespaceInit: true, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
+    return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
   }
 
   async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {
