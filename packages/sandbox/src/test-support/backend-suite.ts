@@ -2,6 +2,7 @@ import { afterEach, describe } from 'vitest';
 import { backendByName, openSession, type BackendName, type ContainmentOptions, type SandboxBackend, type SandboxSession } from '../index.js';
 import { hookedBackend, type BackendHooks } from './hooked-backend.js';
 import { registerChangeTests } from './suite-changes.js';
+import { registerConfinementTests } from './suite-confinement.js';
 import { registerContainmentTests, registerExecTests } from './suite-exec.js';
 import { registerIsolationTests } from './suite-isolation.js';
 import { registerRefreshTests } from './suite-refresh.js';
@@ -38,6 +39,7 @@ export function registerBackendSuite(backend: BackendName): void {
     registerChangeTests(ctx);
     registerResumeTests(ctx);
     registerRefreshTests(ctx);
+    registerConfinementTests(ctx);
   });
 }
 

