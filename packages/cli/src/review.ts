@@ -12,6 +12,7 @@ export function selectedDiff(diff: SandboxDiff, decision: ReviewDecision): Sandb
     patch,
     patchBytes: Buffer.from(patch),
     files: diff.files.filter((f) => kept.has(f.path)),
+    omitted: diff.omitted,
     from: diff.from,
     to: diff.to,
     isEmpty: patch === '',

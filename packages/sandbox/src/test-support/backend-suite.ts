@@ -1,9 +1,10 @@
 import { afterEach, describe } from 'vitest';
-import { backendByName, openSession, type BackendName, type SandboxBackend, type SandboxSession } from '../index.js';
+import { backendByName, openSession, type BackendName, type OpenSessionOptions, type SandboxBackend, type SandboxSession } from '../index.js';
 import { hookedBackend, type BackendHooks } from './hooked-backend.js';
 import { registerChangeTests } from './suite-changes.js';
 import { registerContainmentTests, registerExecTests } from './suite-exec.js';
 import { registerIsolationTests } from './suite-isolation.js';
+import { registerPolicyTests } from './suite-policy.js';
 import { registerRefreshTests } from './suite-refresh.js';
 import { registerResumeTests } from './suite-resume.js';
 import { cleanupTempDirs, tempDir } from './fixtures.js';
@@ -21,7 +22,10 @@ export interface SuiteContext {
    * Opens a session on `repo` with this backend (in a fresh temp state dir unless given, or
    * resuming `resume`), with `hooks` on the backend if given; closed after the test.
    */
-  open(repo: string, opts?: { stateDir?: string; resume?: string; collectStale?: boolean; hooks?: BackendHooks }): Promise<SandboxSession>;
+  open(
+    repo: string,
+    opts?: { stateDir?: string; resume?: string; collectStale?: boolean; hooks?: BackendHooks; applyPolicy?: OpenSessionOptions['applyPolicy'] },
+  ): Promise<SandboxSession>;
 }
 
 /**
@@ -35,6 +39,7 @@ export function registerBackendSuite(backend: BackendName): void {
     registerChangeTests(ctx);
     registerResumeTests(ctx);
     registerRefreshTests(ctx);
+    registerPolicyTests(ctx);
   });
 }
 
