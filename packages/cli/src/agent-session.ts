@@ -41,6 +41,8 @@ export interface AgentSessionOptions {
   resumeSandboxes?: string;
   /** Retry and timeout settings of model calls (from INFINITY_CODE_RETRY). */
   retry?: Partial<RetryPolicy>;
+  /** Files bigger than this are left out of every diff (default: the sandbox package's, 20 MB). */
+  maxFileBytes?: number;
 }
 
 /** Reopens the earlier run's sandboxes when there are any, or takes a fresh snapshot. */
@@ -49,6 +51,7 @@ async function openSandboxes(o: AgentSessionOptions): Promise<SandboxSession> {
     repo: o.projectRoot,
     ...(o.sandboxStateDir ? { stateDir: o.sandboxStateDir } : {}),
     ...(o.backend ? { backend: o.backend } : {}),
+    ...(o.maxFileBytes !== undefined ? { applyPolicy: { maxFileBytes: o.maxFileBytes } } : {}),
   };
   if (o.resumeSandboxes) {
     try {
@@ -135,10 +138,13 @@ export class AgentSession {
     return this.sandboxSession.backend;
   }
 
-  /** Everything the root changed since the session's snapshot of the working tree. */
+  /**
+   * Everything the root changed since the session's snapshot of the working tree, as it may be
+   * applied there: what may not (see SandboxDiff.omitted) is left out and listed with its reason.
+   */
   async rootDiff(): Promise<SandboxDiff> {
     const root = await this.sandboxes.sandboxFor(this.rootId);
-    return root.diff({ since: 'snapshot' });
+    return root.workingTreeDiff();
   }
 
   /** Children whose changes were never reported (and so never merged): listed, not dropped. */

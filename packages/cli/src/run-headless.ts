@@ -104,7 +104,10 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   return result.exit_code;
 }
 
-/** Apply the root's changes (--yes) or save them as a patch; list what children never reported. */
+/**
+ * Apply the root's changes (--yes) or save them as a patch; list what children never reported.
+ * Either way, what the diff leaves out (see SandboxDiff.omitted) is neither applied nor saved.
+ */
 async function finish(agent: AgentSession, root: string, sessionId: string, o: HeadlessOptions, stalled: boolean): Promise<Outcome> {
   const unreported = await agent.unreported();
   const diff = await agent.rootDiff();
@@ -115,12 +118,13 @@ async function finish(agent: AgentSession, root: string, sessionId: string, o: H
     applied: false,
     patchFile: null,
     conflicts: [],
+    leftOut: diff.omitted.map((f) => ({ ...f })),
     unreported,
   };
   if (diff.isEmpty) return outcome;
   // Unfinished work (interrupted, or stuck) is saved as a patch rather than applied.
   if (o.yes && !o.signal.aborted && !stalled) {
-    const applied = await (await agent.sandboxes.sandboxFor(sessionId)).applyToWorkingTree();
+    const applied = await (await agent.sandboxes.sandboxFor(sessionId)).applyToWorkingTree(diff);
     outcome.applied = true;
     outcome.conflicts = applied.conflicts;
     return outcome;
@@ -152,8 +156,14 @@ function report(w: HeadlessWriters, o: Outcome): void {
   } else if (o.patchFile) {
     w.err(
       `Changes to ${o.filesChanged.length} file(s) were not applied (run with --yes to apply them). ` +
-        `The patch is at ${o.patchFile}; apply it with \`git apply --3way ${o.patchFile}\`.\n`,
+        `The patch is at ${o.patchFile}; apply it with \`git apply --3way ${o.patchFile}\`.` +
+        (o.leftOut.length > 0 ? ' It leaves out the changes listed below, which --yes would not apply either.' : '') +
+        '\n',
     );
+  }
+  if (o.leftOut.length > 0) {
+    w.err(`Left out ${o.leftOut.length} change(s) the agent made; they were not applied:\n`);
+    for (const f of o.leftOut) w.err(`  ${f.path} — ${f.reason}\n`);
   }
   for (const u of o.unreported) {
     w.err(`Thread ${u.threadId} changed ${u.files.join(', ')} but never reported; those changes were not merged.\n`);

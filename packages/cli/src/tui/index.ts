@@ -6,7 +6,7 @@ export type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, TuiIn
 export { localController, type LocalControllerOptions, type SessionHooks } from './local-controller.js';
 export { deferredController } from './deferred-controller.js';
 export { createReviewBroker, reviewNote, type ReviewBroker, type ReviewBrokerOptions } from './review-broker.js';
-export { allHunkIds, diffStat, fileHunkIds, hunkId, isReviewDiff } from './review-diff.js';
-export type { FileStatus, ReviewDecision, ReviewDiff, ReviewFile, ReviewHunk } from './review-diff.js';
+export { allHunkIds, diffStat, fileHunkIds, fileNotes, hunkId, isReviewDiff } from './review-diff.js';
+export type { FileStatus, LeftOut, ReviewDecision, ReviewDiff, ReviewFile, ReviewHunk } from './review-diff.js';
 export { reduce, initialState, type UiAction, type UiState, type TranscriptItem } from './state.js';
 export { estimateCost, priceOf } from './pricing.js';
