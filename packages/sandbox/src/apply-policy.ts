@@ -77,8 +77,11 @@ export interface PolicyChange {
 export interface PolicyFacts {
   /** Directories (repo-relative, no trailing slash) that hold a git repository of their own. */
   nestedRepos: ReadonlySet<string>;
-  /** Every symlink of the tree the diff leads to, with its target: links may lead through links. */
-  links: ReadonlyMap<string, string>;
+  /**
+   * Symlinks of the tree the diff leads to, with their targets: at least those the new links'
+   * targets lead through (links may lead through links).
+   */
+  links: LinkLookup;
   /**
    * Paths the user's working tree has, ignored there by the user's rules (so never part of the
    * snapshot the agent started from). Only known when the diff is meant for the working tree.
@@ -250,7 +253,7 @@ function nestedRepoReason(dir: string): string {
 }
 
 /** Why a symlink may not be applied, or undefined when it stays inside the repository. */
-function linkProblem(linkPath: string, target: string | undefined, links: ReadonlyMap<string, string>, reserved: readonly string[]): string | undefined {
+function linkProblem(linkPath: string, target: string | undefined, links: LinkLookup, reserved: readonly string[]): string | undefined {
   if (target === undefined) return 'a symbolic link whose target could not be read';
   const dest = resolveLink(linkPath, target, links);
   if (dest.kind === 'outside') return `a symbolic link to ${target}, which is outside the repository`;
@@ -261,6 +264,11 @@ function linkProblem(linkPath: string, target: string | undefined, links: Readon
   return undefined;
 }
 
+/** Where the symlink at a path points, or undefined where there is none (a Map will do). */
+export interface LinkLookup {
+  get(path: string): string | undefined;
+}
+
 export type LinkDestination = { kind: 'inside'; path: string } | { kind: 'outside' } | { kind: 'loop' };
 
 /**
@@ -268,7 +276,7 @@ export type LinkDestination = { kind: 'inside'; path: string } | { kind: 'outsid
  * from the link's own directory, through the links of the tree on the way. Absolute targets
  * always count as outside: the repository may be checked out anywhere.
  */
-export function resolveLink(linkPath: string, target: string, links: ReadonlyMap<string, string>): LinkDestination {
+export function resolveLink(linkPath: string, target: string, links: LinkLookup): LinkDestination {
   const cur = linkPath.split('/').slice(0, -1);
   const queue = target.split('/');
   if (target.startsWith('/')) return { kind: 'outside' };

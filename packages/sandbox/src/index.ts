@@ -18,6 +18,7 @@ export {
   type ApplyPolicyOptions,
   type Classified,
   type LinkDestination,
+  type LinkLookup,
   type OmitRule,
   type OmittedFile,
   type PolicyChange,

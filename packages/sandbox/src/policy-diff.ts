@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { classifyChanges, type ApplyPolicyOptions, type PolicyChange } from './apply-policy.js';
+import { classifyChanges, resolveLink, type ApplyPolicyOptions, type PolicyChange } from './apply-policy.js';
 import type { SessionContext } from './backend.js';
 import { objectSizes, readObjects } from './blobs.js';
 import { diffTrees, type SandboxDiff } from './diff.js';
@@ -12,6 +12,8 @@ import { NO_MODE, rawChanges, type RawChange } from './raw-changes.js';
 
 const SYMLINK = '120000';
 const GITLINK = '160000';
+/** Rounds of git lookups while resolving links: each finds at least one more link or ends. */
+const MAX_LINK_ROUNDS = 50;
 
 export interface PolicyDiffRequest {
   from: string;
@@ -43,9 +45,10 @@ interface Candidate extends PolicyChange {
  */
 export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): Promise<SandboxDiff> {
   const raw = await rawChanges(ctx, req.from, req.to);
+  const newLinks = await linkTargets(ctx, raw);
   const [sizes, links, nestedRepos, userIgnored] = await Promise.all([
     objectSizes(ctx, raw.flatMap(blobIds)),
-    raw.some((c) => c.newMode === SYMLINK) ? treeLinks(ctx, req.to) : new Map<string, string>(),
+    linksOnTheWay(ctx, req.to, newLinks),
     nestedReposOf(ctx, req, raw),
     req.workingTree === undefined ? undefined : ignoredInWorkingTree(ctx, req.workingTree, raw.filter(isCreation).map((c) => c.path)),
   ]);
@@ -58,10 +61,8 @@ export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): P
     const newSize = sizes.get(c.newId);
     if (oldSize !== undefined && c.oldMode !== GITLINK) change.oldSize = oldSize;
     if (newSize !== undefined && c.newMode !== GITLINK) change.newSize = newSize;
-    if (c.newMode === SYMLINK) {
-      const target = links.get(c.path);
-      if (target !== undefined) change.linkTarget = target;
-    }
+    const target = newLinks.get(c.path);
+    if (target !== undefined) change.linkTarget = target;
     return change;
   });
   const { dropped, omitted } = classifyChanges(candidates, { nestedRepos, links, ...(userIgnored ? { userIgnored } : {}) }, req.policy);
@@ -74,13 +75,44 @@ function isCreation(c: RawChange): boolean {
   return c.newMode !== NO_MODE && (c.oldMode === NO_MODE || c.oldPath !== undefined);
 }
 
+/** Targets of the symlinks the diff creates or changes, by path. */
+async function linkTargets(ctx: SessionContext, raw: readonly RawChange[]): Promise<Map<string, string>> {
+  const links = raw.filter((c) => c.newMode === SYMLINK);
+  const blobs = await readObjects(ctx, links.map((c) => c.newId));
+  return new Map(links.flatMap((c) => (blobs.has(c.newId) ? [[c.path, blobs.get(c.newId)!.toString('utf8')] as const] : [])));
+}
+
 function blobIds(c: RawChange): string[] {
   return [...(c.oldMode !== GITLINK && c.oldMode !== NO_MODE ? [c.oldId] : []), ...(c.newMode !== GITLINK && c.newMode !== NO_MODE ? [c.newId] : [])];
 }
 
-/** Every symlink of `tree` with its target: a new link may lead on through an old one. */
-async function treeLinks(ctx: SessionContext, tree: string): Promise<Map<string, string>> {
-  const out = await hostGit([`--git-dir=${ctx.repo.gitDir}`, 'ls-tree', '-r', '-z', '--full-tree', tree], {
+/**
+ * The symlinks of `tree` that the new links' targets lead through, with their targets: found
+ * round by round (each round asks git about the paths the resolution reached and could not
+ * place), so the cost follows the links, not the size of the tree.
+ */
+async function linksOnTheWay(ctx: SessionContext, tree: string, newLinks: ReadonlyMap<string, string>): Promise<Map<string, string>> {
+  const known = new Map<string, string | null>(newLinks);
+  for (let round = 0; round < MAX_LINK_ROUNDS; round++) {
+    const asked = new Set<string>();
+    const lookup = {
+      get(p: string): string | undefined {
+        const v = known.get(p);
+        if (v === undefined) asked.add(p);
+        return v ?? undefined;
+      },
+    };
+    for (const [p, target] of newLinks) resolveLink(p, target, lookup);
+    if (asked.size === 0) break;
+    const found = await symlinksAt(ctx, tree, [...asked]);
+    for (const p of asked) known.set(p, found.get(p) ?? null);
+  }
+  return new Map([...known].flatMap(([p, t]) => (t === null ? [] : [[p, t] as const])));
+}
+
+/** The symlinks among `paths` in `tree`, with their targets. */
+async function symlinksAt(ctx: SessionContext, tree: string, paths: readonly string[]): Promise<Map<string, string>> {
+  const out = await hostGit([`--git-dir=${ctx.repo.gitDir}`, '--literal-pathspecs', 'ls-tree', '-z', tree, '--', ...paths], {
     cwd: ctx.tmpDir,
     env: { ...ctx.objectEnv },
   });

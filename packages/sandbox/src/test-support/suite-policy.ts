@@ -95,6 +95,7 @@ export function registerPolicyTests(s: SuiteContext): void {
         'ln -s ../../x docs/climb', // docs/../../x: one level above the root
         'ln -s ../a.txt docs/to-a', // docs/../a.txt: inside
         'ln -s escape/secret sneaky', // lexically inside, but escape leads out
+        'ln -s sneaky deeper', // through a new link, then the old one
         'ln -s .git/config gitconf',
         'ln -s docs/../.git hooks-dir',
         'ln -s guide.md docs/guide-link',
@@ -111,9 +112,10 @@ export function registerPolicyTests(s: SuiteContext): void {
     expect(omitted.up).toMatchObject({ rule: 'outside-symlink', target: '../outside' });
     expect(omitted['docs/climb']).toMatchObject({ rule: 'outside-symlink', target: '../../x' });
     expect(omitted.sneaky).toMatchObject({ rule: 'outside-symlink', target: 'escape/secret' });
+    expect(omitted.deeper).toMatchObject({ rule: 'outside-symlink', target: 'sneaky' });
     expect(omitted.gitconf).toMatchObject({ rule: 'outside-symlink', reason: 'a symbolic link to .git/config, which leads into .git' });
     expect(omitted['hooks-dir']).toMatchObject({ rule: 'outside-symlink', reason: expect.stringMatching(/leads into \.git$/) });
-    expect(diff.omitted).toHaveLength(7);
+    expect(diff.omitted).toHaveLength(8);
 
     await sb.applyToWorkingTree(diff);
     expect(await git(repo, 'status', '--porcelain')).toBe(' M a.txt\n?? docs/guide-link\n?? docs/to-a');
