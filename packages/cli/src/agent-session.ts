@@ -78,6 +78,7 @@ async function openSandboxes(o: AgentSessionOptions): Promise<SandboxSession> {
     ...(o.sandboxStateDir ? { stateDir: o.sandboxStateDir } : {}),
     ...(o.backend ? { backend: o.backend } : {}),
     containment: containmentOf(o.config.sandbox, o.network),
+    ...(o.maxDiffFileBytes !== undefined ? { applyPolicy: { maxFileBytes: o.maxDiffFileBytes } } : {}),
   };
   if (o.resumeSandboxes) {
     try {
@@ -172,10 +173,13 @@ export class AgentSession {
     return (await this.sandboxes.sandboxFor(this.rootId)).contained;
   }
 
-  /** Everything the root changed since the session's snapshot of the working tree. */
+  /**
+   * Everything the root changed since the session's snapshot of the working tree, as it may be
+   * applied there: what may not (see SandboxDiff.omitted) is left out and listed with its reason.
+   */
   async rootDiff(): Promise<SandboxDiff> {
     const root = await this.sandboxes.sandboxFor(this.rootId);
-    return root.diff({ since: 'snapshot' });
+    return root.workingTreeDiff();
   }
 
   /** Children whose changes were never reported (and so never merged): listed, not dropped. */

@@ -19,10 +19,25 @@ export interface RunResult {
   diff_applied: boolean;
   patch_file: string | null;
   conflicts: string[];
+  /**
+   * Changes the agent made that were kept out of the working tree (and of the saved patch), each
+   * with the reason: files in .git or .infinity, symlinks leading out of the repository, nested
+   * repositories, files the user's tree has and ignores, files over the size limit.
+   */
+  left_out: LeftOutFile[];
   /** Changes children made but never reported (so never merged): listed, not dropped. */
   unreported: Array<{ thread_id: string; files: string[] }>;
   errors: Array<{ kind: string; message: string }>;
   answer: string;
+}
+
+export interface LeftOutFile {
+  path: string;
+  /** Stable name of the rule (see OmitRule in the sandbox package), for scripts. */
+  rule: string;
+  reason: string;
+  size?: number;
+  target?: string;
 }
 
 export interface Outcome {
@@ -33,6 +48,7 @@ export interface Outcome {
   applied: boolean;
   patchFile: string | null;
   conflicts: string[];
+  leftOut: LeftOutFile[];
   unreported: Array<{ threadId: string; files: string[] }>;
 }
 
@@ -61,6 +77,7 @@ export function buildResult(sessionId: string, model: string, tally: RunTally, o
     diff_applied: o.applied,
     patch_file: o.patchFile,
     conflicts: o.conflicts,
+    left_out: o.leftOut,
     unreported: o.unreported.map((u) => ({ thread_id: u.threadId, files: u.files })),
     errors: tally.errors,
     answer: tally.answer,

@@ -1,21 +1,52 @@
 import type { ReportReviewer, ThreadRecord } from '@infinity-code/runtime';
-import type { ApplyResult, SandboxDiff } from '@infinity-code/sandbox';
+import { UnsafeChangeError, type ApplyResult, type OmittedFile, type SandboxDiff } from '@infinity-code/sandbox';
 import { selectHunks, toReviewDiff } from './git-patch.js';
 import type { SandboxMap } from './sandbox-map.js';
-import { allHunkIds, type ReviewDecision, type ReviewDiff } from './tui/index.js';
+import { allHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } from './tui/index.js';
 
-/** A diff reduced to the accepted hunks, in the shape the sandbox applies. */
+/**
+ * A diff reduced to the accepted hunks, in the shape the sandbox applies. Everything accepted:
+ * the diff itself, bytes untouched (a patch re-encoded from text would mangle non-UTF-8 content).
+ * What the diff left out stays listed.
+ */
 export function selectedDiff(diff: SandboxDiff, decision: ReviewDecision): SandboxDiff {
-  const patch = selectHunks(diff.patch, new Set(decision.accepted));
+  const accepted = new Set(decision.accepted);
+  if (allHunkIds(toReviewDiff(diff.patch)).every((id) => accepted.has(id))) return diff;
+  const patch = selectHunks(diff.patch, accepted);
   const kept = new Set(toReviewDiff(patch).files.map((f) => f.path));
   return {
     patch,
     patchBytes: Buffer.from(patch),
     files: diff.files.filter((f) => kept.has(f.path)),
+    omitted: diff.omitted,
     from: diff.from,
     to: diff.to,
     isEmpty: patch === '',
   };
+}
+
+/**
+ * The reviewable shape of a sandbox diff: its hunks (ids as selectedDiff reads them), each file's
+ * modes and symlink target, and what the diff left out with the reason.
+ */
+export function reviewOf(diff: SandboxDiff): ReviewDiff {
+  const byPath = new Map(diff.files.map((f) => [f.path, f]));
+  const files = toReviewDiff(diff.patch).files.map((r): ReviewFile => {
+    const f = byPath.get(r.path);
+    return {
+      ...r,
+      ...(f?.oldMode !== undefined ? { oldMode: f.oldMode } : {}),
+      ...(f?.newMode !== undefined ? { newMode: f.newMode } : {}),
+      ...(f?.linkTarget !== undefined ? { linkTarget: f.linkTarget } : {}),
+    };
+  });
+  return diff.omitted.length === 0 ? { files } : { files, leftOut: diff.omitted.map((o) => ({ path: o.path, reason: o.reason })) };
+}
+
+/** "Left out (never applied): a — why; b — why." for messages; empty when nothing was. */
+export function describeLeftOut(omitted: readonly OmittedFile[]): string {
+  if (omitted.length === 0) return '';
+  return `Left out (never applied): ${omitted.map((o) => `${o.path} — ${o.reason}`).join('; ')}.`;
 }
 
 /**
@@ -37,13 +68,16 @@ export async function settleChildDiff(
   return result;
 }
 
-/** The child's changes since it was spawned, or null when it changed nothing. */
+/**
+ * The child's changes since it was spawned (what may be merged, and what was left out), or null
+ * when it changed nothing.
+ */
 export async function childDiff(sandboxes: SandboxMap, child: ThreadRecord): Promise<{ diff: SandboxDiff; review: ReviewDiff } | null> {
   if (child.parentId === null) return null;
   const sb = await sandboxes.sandboxFor(child.id);
   const diff = await sb.diff();
-  if (diff.isEmpty) return null;
-  return { diff, review: toReviewDiff(diff.patch) };
+  if (diff.isEmpty && diff.omitted.length === 0) return null;
+  return { diff, review: reviewOf(diff) };
 }
 
 export function describeApply(result: ApplyResult, target: string): string {
@@ -59,9 +93,22 @@ export function autoAcceptReviewer(sandboxes: SandboxMap): ReportReviewer {
     if (!found) return {};
     const decision: ReviewDecision = { accepted: allHunkIds(found.review), rejected: [] };
     const result = await settleChildDiff(sandboxes, child, found.diff, decision);
+    const leftOut = describeLeftOut(found.diff.omitted);
     return {
       attachment: found.review,
-      note: `Its changes were merged into your sandbox. ${describeApply(result, 'your sandbox')}`,
+      note: `Its changes were merged into your sandbox. ${describeApply(result, 'your sandbox')}${leftOut ? ` ${leftOut}` : ''}`,
     };
   };
+}
+
+/**
+ * An apply the sandbox refused because the diff, reviewed earlier, now holds changes that may not
+ * be applied (the user's tree gained an ignored file meanwhile): says what to run to go on.
+ */
+export function explainRefusedApply(err: unknown, again: string): unknown {
+  if (!(err instanceof UnsafeChangeError)) return err;
+  const list = err.omitted.map((o) => `${o.path} (${o.reason})`).join('; ');
+  return new Error(`Nothing was applied: since the review, these changes may no longer be applied: ${list}. Run ${again} again: it leaves them out.`, {
+    cause: err,
+  });
 }

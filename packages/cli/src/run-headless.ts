@@ -142,6 +142,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
 /**
  * Apply the root's changes (--yes) or save them as a patch; list what children never reported.
  * Unfinished work (interrupted, timed out, or stuck) is always saved as a patch, never applied.
+ * Either way, what the diff leaves out (see SandboxDiff.omitted) is neither applied nor saved.
  */
 async function finish(
   agent: AgentSession,
@@ -159,12 +160,13 @@ async function finish(
     applied: false,
     patchFile: null,
     conflicts: [],
+    leftOut: diff.omitted.map((f) => ({ ...f })),
     unreported,
   };
   if (diff.isEmpty) return outcome;
   // A Ctrl+C after the run ended still means: don't touch my tree.
   if (o.yes && !unfinished && !o.signal.aborted) {
-    const applied = await (await agent.sandboxes.sandboxFor(sessionId)).applyToWorkingTree();
+    const applied = await (await agent.sandboxes.sandboxFor(sessionId)).applyToWorkingTree(diff);
     outcome.applied = true;
     outcome.conflicts = applied.conflicts;
     return outcome;
@@ -218,8 +220,14 @@ function report(w: HeadlessWriters, o: Outcome): void {
   } else if (o.patchFile) {
     w.err(
       `Changes to ${o.filesChanged.length} file(s) were not applied (run with --yes to apply them). ` +
-        `The patch is at ${o.patchFile}; apply it with \`git apply --3way ${o.patchFile}\`.\n`,
+        `The patch is at ${o.patchFile}; apply it with \`git apply --3way ${o.patchFile}\`.` +
+        (o.leftOut.length > 0 ? ' It leaves out the changes listed below, which --yes would not apply either.' : '') +
+        '\n',
     );
+  }
+  if (o.leftOut.length > 0) {
+    w.err(`Left out ${o.leftOut.length} change(s) the agent made; they were not applied:\n`);
+    for (const f of o.leftOut) w.err(`  ${f.path} — ${f.reason}\n`);
   }
   for (const u of o.unreported) {
     w.err(`Thread ${u.threadId} changed ${u.files.join(', ')} but never reported; those changes were not merged.\n`);

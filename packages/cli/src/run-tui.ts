@@ -101,10 +101,9 @@ interface OpenArgs {
 async function openController(
   a: OpenArgs,
 ): Promise<{ controller: TuiController; backend: string; history: readonly HistoryMessage[] }> {
-  const [{ AgentSession }, review, { toReviewDiff }, tui, { userEditsFeed }, { describeRefresh }] = await Promise.all([
+  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }] = await Promise.all([
     import('./agent-session.js'),
     import('./review.js'),
-    import('./git-patch.js'),
     import('./tui/index.js'),
     import('./user-edits-feed.js'),
     import('./refresh-message.js'),
@@ -148,14 +147,16 @@ async function openController(
     hooks: {
       async showDiff() {
         const diff = await agent.rootDiff();
-        return diff.isEmpty ? null : toReviewDiff(diff.patch);
+        return diff.isEmpty && diff.omitted.length === 0 ? null : review.reviewOf(diff);
       },
       async applyToWorkingTree(_request, decision) {
         const diff = await agent.rootDiff();
         const rootSandbox = await agent.sandboxes.sandboxFor(a.session.id);
-        const everything = tui.allHunkIds(toReviewDiff(diff.patch)).every((id) => decision.accepted.includes(id));
-        const result = await rootSandbox.applyToWorkingTree(everything ? diff : review.selectedDiff(diff, decision));
-        return { message: review.describeApply(result, 'the working tree'), conflicts: result.conflicts };
+        const result = await rootSandbox.applyToWorkingTree(review.selectedDiff(diff, decision)).catch((err: unknown) => {
+          throw review.explainRefusedApply(err, '/diff');
+        });
+        const leftOut = review.describeLeftOut(diff.omitted);
+        return { message: `${review.describeApply(result, 'the working tree')}${leftOut ? ` ${leftOut}` : ''}`, conflicts: result.conflicts };
       },
       async listSessions() {
         return a.registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }));

@@ -90,8 +90,11 @@ export interface BackendSandbox {
   git(): Promise<GitRunner>;
   /** Starts a shell command in the merged view, as leader of a new process group. */
   spawn(spec: CommandSpec): Promise<SpawnedCommand>;
-  /** Trees before and after this sandbox's own changes (or all changes since the snapshot). */
-  changeTrees(since: DiffSince): Promise<{ from: string; to: string }>;
+  /**
+   * Trees before and after this sandbox's own changes (or all changes since the snapshot), and
+   * the directories holding a nested git repository met on the way (their files are in neither).
+   */
+  changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos?: readonly string[] }>;
   /** Releases processes (e.g. a namespace holder) but keeps storage. Safe to call repeatedly. */
   release(): Promise<void>;
   /** Releases and deletes this sandbox's storage. */

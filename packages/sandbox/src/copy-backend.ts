@@ -21,7 +21,8 @@ import { PLUMBING_CONFIG, type Snapshot } from './base-snapshot.js';
 import { rebaseCopy } from './copy-rebase.js';
 import { deltaNames } from './delta-layer.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
-import { hostGit, text, type GitRunner } from './git.js';
+import { hostGit, text, type GitRunner, type GitRunOptions } from './git.js';
+import { addAllButNestedRepos } from './nested-repos.js';
 import { EXCLUDE_PARTIAL_WRITES } from './partial-write.js';
 import { bwrapUnavailable } from './bwrap-probe.js';
 import { commandCgroup } from './command-limits.js';
@@ -381,19 +382,23 @@ class CopySandbox implements BackendSandbox {
     };
   }
 
+  /** Nested repositories the last currentTree() left out. */
+  private nestedRepos: string[] = [];
+
   /** Tree of the copy as it is now; the private diff index keeps this O(changed files) to hash. */
   async currentTree(): Promise<string> {
     const env = { ...this.ctx.objectEnv, GIT_INDEX_FILE: this.diffIndex };
     const base = [...PLUMBING_CONFIG, ...STAT_CONFIG, `--git-dir=${this.ctx.repo.gitDir}`, `--work-tree=${this.treeDir}`];
     // In the confined view when there is one: a symlink swapped mid-hash leads only where commands reach.
-    const git = await this.git();
-    await git([...base, 'add', '-A', '--', '.', EXCLUDE_PARTIAL_WRITES], { cwd: this.treeDir, env });
-    return text(await git([...base, 'write-tree'], { cwd: this.treeDir, env }));
+    const run = await this.git();
+    const git = (args: readonly string[], opts: GitRunOptions = {}) => run([...base, ...args], { ...opts, cwd: this.treeDir, env });
+    this.nestedRepos = await addAllButNestedRepos(git, ['.', EXCLUDE_PARTIAL_WRITES]);
+    return text(await run([...base, 'write-tree'], { cwd: this.treeDir, env }));
   }
 
-  async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {
+  async changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos: string[] }> {
     const from = since === 'snapshot' ? this.ctx.snapshot.tree : this.spawnTree!;
-    return { from, to: await this.currentTree() };
+    return { from, to: await this.currentTree(), nestedRepos: this.nestedRepos };
   }
 
   async release(): Promise<void> {

@@ -1,5 +1,8 @@
+import type { OmittedFile } from './apply-policy.js';
 import type { SessionContext } from './backend.js';
+import { readObjects } from './blobs.js';
 import { hostGit, nulFields } from './git.js';
+import { NO_MODE, parseRawZ } from './raw-changes.js';
 
 export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
 
@@ -16,6 +19,8 @@ export interface ChangedFile {
   /** Lines added/removed; undefined for binary files. */
   additions?: number;
   deletions?: number;
+  /** Where the file points after the change, when it is a symlink then (newMode 120000). */
+  linkTarget?: string;
 }
 
 export interface SandboxDiff {
@@ -24,11 +29,20 @@ export interface SandboxDiff {
   /** The exact bytes of `patch`; apply these when files may not be valid UTF-8. */
   readonly patchBytes: Buffer;
   readonly files: readonly ChangedFile[];
-  /** Tree ids compared. */
+  /**
+   * Changes the sandbox made that this diff leaves out, each with its reason (see OmitRule):
+   * they are in neither `patch` nor `files`, and stay at their old version wherever the diff is
+   * applied. Show them to the user next to the diff.
+   */
+  readonly omitted: readonly OmittedFile[];
+  /** Tree ids compared (`to` is the sandbox's tree with the omitted changes undone). */
   readonly from: string;
   readonly to: string;
+  /** No file to apply (there may still be `omitted` ones to report). */
   readonly isEmpty: boolean;
 }
+
+const SYMLINK = '120000';
 
 const STATUS: Record<string, ChangeStatus> = {
   A: 'added',
@@ -40,7 +54,7 @@ const STATUS: Record<string, ChangeStatus> = {
 };
 
 /** Plumbing diff between two trees: no user diff config (noprefix, external tools) can leak in. */
-export async function diffTrees(ctx: SessionContext, from: string, to: string): Promise<SandboxDiff> {
+export async function diffTrees(ctx: SessionContext, from: string, to: string, extra: { omitted?: readonly OmittedFile[] } = {}): Promise<SandboxDiff> {
   const gitDir = `--git-dir=${ctx.repo.gitDir}`;
   const opts = { cwd: ctx.tmpDir, env: { ...ctx.objectEnv } };
   const [patchOut, rawOut, numOut] = await Promise.all([
@@ -48,38 +62,28 @@ export async function diffTrees(ctx: SessionContext, from: string, to: string): 
     hostGit([gitDir, 'diff-tree', '-r', '-z', '-M', '--raw', from, to], opts),
     hostGit([gitDir, 'diff-tree', '-r', '-z', '-M', '--numstat', from, to], opts),
   ]);
-  const files = parseRaw(rawOut.stdout);
+  const raw = parseRawZ(rawOut.stdout);
+  const targets = await readObjects(ctx, raw.filter((c) => c.newMode === SYMLINK).map((c) => c.newId));
+  const files = raw.map((c): ChangedFile => {
+    const file: ChangedFile = { path: c.path, status: STATUS[c.letter] ?? 'modified', binary: false };
+    if (c.oldPath !== undefined) file.oldPath = c.oldPath;
+    if (c.oldMode !== NO_MODE) file.oldMode = c.oldMode;
+    if (c.newMode !== NO_MODE) file.newMode = c.newMode;
+    const target = c.newMode === SYMLINK ? targets.get(c.newId) : undefined;
+    if (target !== undefined) file.linkTarget = target.toString('utf8');
+    return file;
+  });
   applyNumstat(files, numOut.stdout);
   const patchBytes = patchOut.stdout;
   return {
     patch: patchBytes.toString('utf8'),
     patchBytes,
     files,
+    omitted: extra.omitted ?? [],
     from,
     to,
     isEmpty: files.length === 0,
   };
-}
-
-function parseRaw(buf: Buffer): ChangedFile[] {
-  const fields = nulFields(buf);
-  const files: ChangedFile[] = [];
-  for (let i = 0; i < fields.length; ) {
-    const meta = fields[i++]!;
-    const [oldMode, newMode, , , statusField] = meta.replace(/^:/, '').split(' ');
-    const letter = statusField!.charAt(0);
-    const status = STATUS[letter] ?? 'modified';
-    const first = fields[i++]!;
-    const file: ChangedFile = { path: first, status, binary: false };
-    if (letter === 'R' || letter === 'C') {
-      file.oldPath = first;
-      file.path = fields[i++]!;
-    }
-    if (oldMode !== '000000') file.oldMode = oldMode;
-    if (newMode !== '000000') file.newMode = newMode;
-    files.push(file);
-  }
-  return files;
 }
 
 function applyNumstat(files: ChangedFile[], buf: Buffer): void {

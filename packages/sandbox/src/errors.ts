@@ -1,3 +1,5 @@
+import type { OmittedFile } from './apply-policy.js';
+
 /**
  * Every failure this package raises is a SandboxError with a stable `code`, so callers (the
  * tools, the CLI) can branch on it and show the message, which always says what to do next.
@@ -13,6 +15,8 @@ export type SandboxErrorCode =
   | 'discarded'
   | 'git'
   | 'apply-failed'
+  /** A diff to apply holds changes the apply policy leaves out (see OmitRule); nothing was applied. */
+  | 'unsafe-change'
   | 'invalid-argument'
   /** The caller's AbortSignal stopped a wait (e.g. a base refresh waiting for commands to end). */
   | 'aborted'
@@ -68,5 +72,24 @@ export class ApplyError extends SandboxError {
     );
     this.name = 'ApplyError';
     this.stderr = stderr;
+  }
+}
+
+/**
+ * A diff about to be applied holds changes the apply policy leaves out (see OmitRule), e.g. a
+ * file the user's working tree gained, ignored, while the diff was being reviewed. Nothing was
+ * applied; a fresh diff leaves them out.
+ */
+export class UnsafeChangeError extends SandboxError {
+  readonly omitted: readonly OmittedFile[];
+
+  constructor(omitted: readonly OmittedFile[]) {
+    super(
+      'unsafe-change',
+      `Nothing was applied: the diff holds changes that may not be applied: ${omitted.map((o) => `${o.path} (${o.reason})`).join('; ')}. ` +
+        'Take the diff again (it leaves these out, saying why) and apply that.',
+    );
+    this.name = 'UnsafeChangeError';
+    this.omitted = omitted;
   }
 }

@@ -8,7 +8,22 @@ export {
   type RefreshOptions,
   type SessionRecord,
 } from './session.js';
-export { Sandbox } from './sandbox.js';
+export { Sandbox, type DiffOptions } from './sandbox.js';
+export {
+  classifyChanges,
+  resolveLink,
+  formatBytes,
+  DEFAULT_APPLY_POLICY,
+  DEFAULT_MAX_FILE_BYTES,
+  type ApplyPolicyOptions,
+  type Classified,
+  type LinkDestination,
+  type LinkLookup,
+  type OmitRule,
+  type OmittedFile,
+  type PolicyChange,
+  type PolicyFacts,
+} from './apply-policy.js';
 export type { ApplyResult } from './apply.js';
 export type { ChangedFile, ChangeStatus, SandboxDiff } from './diff.js';
 export type { ExecOptions, ExecProcess, ExecResult } from './exec.js';
@@ -22,4 +37,4 @@ export { probeBackends, backendByName, backendsInPreferenceOrder, type ProbeRepo
 export { gc, DEFAULT_KEEP_DAYS, type GcOptions, type GcReport } from './gc.js';
 export { listSessions, type SessionSummary } from './list-sessions.js';
 export { defaultStateDir } from './state-dir.js';
-export { SandboxError, SandboxPathError, GitError, ApplyError, type SandboxErrorCode } from './errors.js';
+export { SandboxError, SandboxPathError, GitError, ApplyError, UnsafeChangeError, type SandboxErrorCode } from './errors.js';

@@ -20,6 +20,7 @@ import { buildDeltaLayer, deltaNames } from './delta-layer.js';
 import { removeTree } from './fs-util.js';
 import type { GitRunner } from './git.js';
 import { changedFiles, sameEntry } from './layer-changes.js';
+import { nestedRepoDirs } from './nested-repos.js';
 import {
   childStack,
   copyUpper,
@@ -346,7 +347,7 @@ class OverlaySandbox implements BackendSandbox {
     return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
   }
 
-  async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {
+  async changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos: string[] }> {
     const holder = await this.ensureHolder();
     const { sessionDir, repo, heavyDirs } = this.ctx;
     const ownFrozen = since === 'snapshot' ? this.stack.frozen : this.stack.frozen.slice(0, this.stack.own);
@@ -362,7 +363,8 @@ class OverlaySandbox implements BackendSandbox {
       merged: holder.hostPath(repo.root),
       excluded,
     });
-    return buildTrees(this.ctx, this.nsGit(holder), paths, lowerInNs, repo.root);
+    // Paths inside a nested repository's .git never reach a tree (git refuses them): named here.
+    return { ...(await buildTrees(this.ctx, this.nsGit(holder), paths, lowerInNs, repo.root)), nestedRepos: nestedRepoDirs(paths) };
   }
 
   /**

@@ -1,16 +1,28 @@
 import path from 'node:path';
+import { refuseUnsafeChanges } from './apply-guard.js';
+import type { ApplyPolicyOptions } from './apply-policy.js';
 import { applyPatch, type ApplyResult } from './apply.js';
 import type { BackendSandbox, DiffSince, SessionContext } from './backend.js';
-import { diffTrees, type SandboxDiff } from './diff.js';
+import type { SandboxDiff } from './diff.js';
 import { SandboxError, SandboxPathError } from './errors.js';
 import { hostGit } from './git.js';
+import { policyDiff } from './policy-diff.js';
 import { collect, mergeEnv, watchProcess, type ExecOptions, type ExecProcess, type ExecResult } from './exec.js';
 import { RwLock } from './rw-lock.js';
 import { ViewFs, type DirEntry, type FileStat } from './view-fs.js';
 
+export interface DiffOptions {
+  /** 'spawn' (default): this sandbox's own changes; 'snapshot': its stack's since the snapshot. */
+  since?: DiffSince;
+  /** Files bigger than this (bytes) are left out, at their old version; default: the session's. */
+  maxFileBytes?: number;
+}
+
 /** What a Sandbox needs from the session that owns it. */
 export interface SandboxOwner {
   readonly ctx: SessionContext;
+  /** What diffs leave out (see OpenSessionOptions.applyPolicy). */
+  readonly policy: ApplyPolicyOptions;
   /**
    * Drops a sandbox being discarded from the session and its durable registry. Called before its
    * storage goes, so a crash in between leaves unlisted storage (deleted on resume), never a
@@ -173,12 +185,33 @@ export class Sandbox {
   /**
    * This sandbox's own changes since it was created (or, with since 'snapshot', everything
    * its stack changed since the session's snapshot) as a git patch with binary hunks,
-   * executable bits and renames.
+   * executable bits and renames. What may never leave a sandbox is left out and listed in
+   * `omitted` with its reason: paths in `.git` or a reserved directory (`.infinity`), symlinks
+   * leading out of the repository, nested git repositories, and files over `maxFileBytes`
+   * (default: the session's, see OpenSessionOptions.applyPolicy).
    */
-  async diff(opts: { since?: DiffSince } = {}): Promise<SandboxDiff> {
-    return this.op(async () => {
-      const { from, to } = await this.handle.changeTrees(opts.since ?? 'spawn');
-      return diffTrees(this.owner.ctx, from, to);
+  async diff(opts: DiffOptions = {}): Promise<SandboxDiff> {
+    return this.op(() => this.diffNow(opts.since ?? 'spawn', opts));
+  }
+
+  /**
+   * Everything this sandbox changed since the snapshot, as it may be applied to the user's
+   * working tree: diff({ since: 'snapshot' }), and also without files the working tree already
+   * has where the user's git rules ignore them (the agent never saw those; see OmitRule).
+   */
+  async workingTreeDiff(opts: Omit<DiffOptions, 'since'> = {}): Promise<SandboxDiff> {
+    return this.op(() => this.diffNow('snapshot', opts, this.owner.ctx.repo.root));
+  }
+
+  private async diffNow(since: DiffSince, opts: DiffOptions, workingTree?: string): Promise<SandboxDiff> {
+    const { from, to, nestedRepos } = await this.handle.changeTrees(since);
+    return policyDiff(this.owner.ctx, {
+      from,
+      to,
+      nestedRepos: nestedRepos ?? [],
+      view: { hostRoot: await this.handle.viewRoot(), git: await this.handle.git(), workTree: this.handle.commandRoot },
+      policy: opts.maxFileBytes === undefined ? this.owner.policy : { ...this.owner.policy, maxFileBytes: opts.maxFileBytes },
+      ...(workingTree !== undefined ? { workingTree } : {}),
     });
   }
 
@@ -199,6 +232,7 @@ export class Sandbox {
    * edits made here meanwhile merge, overlapping ones are left with conflict markers.
    */
   async apply(diff: SandboxDiff): Promise<ApplyResult> {
+    await refuseUnsafeChanges(this.owner.ctx, diff, this.owner.policy);
     return this.op(async () =>
       applyPatch(
         this.owner.ctx,
@@ -214,13 +248,16 @@ export class Sandbox {
   }
 
   /**
-   * Applies everything this sandbox changed since the snapshot (or `diff`, e.g. a reviewed subset
-   * of it) to the user's working tree with a 3-way merge through a temporary index; the user's
-   * index and HEAD stay as they were.
+   * Applies everything this sandbox changed since the snapshot (workingTreeDiff(), or `diff`, e.g.
+   * a reviewed subset of it) to the user's working tree with a 3-way merge through a temporary
+   * index; the user's index and HEAD stay as they were. A diff holding what workingTreeDiff()
+   * leaves out (say, a file the user's tree gained, ignored, during the review) is refused whole
+   * with SandboxError 'unsafe-change'.
    */
   async applyToWorkingTree(diff?: SandboxDiff): Promise<ApplyResult> {
-    const patch = diff ?? (await this.diff({ since: 'snapshot' }));
+    const patch = diff ?? (await this.workingTreeDiff());
     const { repo } = this.owner.ctx;
+    await refuseUnsafeChanges(this.owner.ctx, patch, this.owner.policy, repo.root);
     return applyPatch(
       this.owner.ctx,
       { git: hostGit, workTree: repo.root, startIndex: path.join(repo.gitDir, 'index'), label: `the working tree at ${repo.root}` },

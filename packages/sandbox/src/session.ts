@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { DEFAULT_APPLY_POLICY, type ApplyPolicyOptions } from './apply-policy.js';
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SandboxBackend, SessionContext } from './backend.js';
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
 import { resolveContainment, type ContainmentOptions, type SessionContainment } from './containment.js';
@@ -41,6 +42,11 @@ export interface OpenSessionOptions {
   resume?: string;
   /** What commands may reach outside their sandbox (see ContainmentOptions). */
   containment?: ContainmentOptions;
+  /**
+   * What diffs leave out beyond the fixed rules (see Sandbox.diff): `maxFileBytes` (default
+   * 20 MB) and `reservedDirs` (default `.infinity`, the CLI's own directory).
+   */
+  applyPolicy?: Partial<Pick<ApplyPolicyOptions, 'maxFileBytes' | 'reservedDirs'>>;
 }
 
 export interface CloseOptions {
@@ -122,8 +128,9 @@ export class SandboxSession {
     readonly backend: BackendName,
     private readonly backendSession: BackendSession,
     private record: SessionRecord,
+    policy: ApplyPolicyOptions,
   ) {
-    this.owner = { ctx, unregister: (sb) => this.unregister(sb), collectGarbage: () => this.collectGarbage() };
+    this.owner = { ctx, policy, unregister: (sb) => this.unregister(sb), collectGarbage: () => this.collectGarbage() };
     this.heartbeat = setInterval(() => void touchRecord(ctx.sessionDir), HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -145,9 +152,10 @@ export class SandboxSession {
       await gc({ stateDir, keepRepo: repo.root, ...(opts.keepDays !== undefined ? { keepDays: opts.keepDays } : {}) });
     }
     const containment = await resolveContainment(opts.containment, stateDir);
+    const policy = { ...DEFAULT_APPLY_POLICY, ...definedOnly(opts.applyPolicy ?? {}) };
     return opts.resume !== undefined
-      ? SandboxSession.resume(opts.resume, repo, stateDir, opts.backend, containment)
-      : SandboxSession.fresh(repo, stateDir, opts.backend, containment);
+      ? SandboxSession.resume(opts.resume, repo, stateDir, opts.backend, containment, policy)
+      : SandboxSession.fresh(repo, stateDir, opts.backend, containment, policy);
   }
 
   private static async fresh(
@@ -155,10 +163,11 @@ export class SandboxSession {
     stateDir: string,
     choice: OpenSessionOptions['backend'],
     containment: SessionContainment,
+    policy: ApplyPolicyOptions,
   ): Promise<SandboxSession> {
     const { ctx, backend, record } = await startFreshSession(repo, stateDir, choice);
     try {
-      return new SandboxSession(ctx, backend.name, await backend.open(ctx, containment), record);
+      return new SandboxSession(ctx, backend.name, await backend.open(ctx, containment), record, policy);
     } catch (err) {
       await removeTree(ctx.sessionDir);
       throw err;
@@ -171,13 +180,14 @@ export class SandboxSession {
     stateDir: string,
     choice: OpenSessionOptions['backend'],
     containment: SessionContainment,
+    policy: ApplyPolicyOptions,
   ): Promise<SandboxSession> {
     const { ctx, backend, record, registry } = await takeOverSession({ id, repo, stateDir, backend: choice });
     try {
       const backendSession = await backend.open(ctx, containment);
       const live = registry.sandboxes.filter((e) => !e.discarded);
       const { sandboxes: handles, lost } = await backendSession.restore(live.map((e) => ({ name: e.name, state: e.state })));
-      const session = new SandboxSession(ctx, backend.name, backendSession, record);
+      const session = new SandboxSession(ctx, backend.name, backendSession, record, policy);
       try {
         // Only the damaged sandboxes are dropped (their children read them as discarded).
         session.lostOnResume = live.filter((e) => lost.has(e.name)).map((e) => ({ id: e.id, reason: lost.get(e.name)! }));
@@ -476,6 +486,11 @@ export class SandboxSession {
     for (const sb of all) await sb.discard();
     await removeTree(dir);
   }
+}
+
+/** `o` without its undefined fields, so they do not override defaults when spread. */
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 export function openSession(opts: OpenSessionOptions): Promise<SandboxSession> {

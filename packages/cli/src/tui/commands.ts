@@ -77,7 +77,10 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
       }
       case 'diff': {
         const diff = await controller.showDiff();
-        if (!diff || diff.files.length === 0) return say(ctx, 'No changes to review yet.');
+        if (!diff || diff.files.length === 0) {
+          const leftOut = (diff?.leftOut ?? []).map((l) => `  ${l.path} — left out: ${l.reason}`);
+          return say(ctx, leftOut.length === 0 ? 'No changes to review yet.' : `Nothing to apply. The agent's other changes are left out:\n${leftOut.join('\n')}`);
+        }
         const review: PendingReview = { id: `diff:${randomUUID()}`, kind: 'working-tree', diff, title: 'Session changes → working tree' };
         return store.dispatch({ type: 'ui:review-open', review });
       }

@@ -88,6 +88,28 @@ describe('<DiffReview>', () => {
     await r.press('r', 'too big', '\r', '\r');
     expect(r.decisions).toEqual([{ accepted: [], rejected: [{ id: 'big.txt#0', reason: 'too big' }] }]);
   });
+
+  it('shows mode changes, symlink targets and what the diff left out, which takes no decision', async () => {
+    const diff: ReviewDiff = {
+      files: [
+        { path: 'tool.sh', status: 'modified', hunks: [], oldMode: '100644', newMode: '100755' },
+        { path: 'link', status: 'added', hunks: [{ header: '@@ -0,0 +1 @@', lines: ['+docs/a.md'] }], newMode: '120000', linkTarget: 'docs/a.md' },
+      ],
+      leftOut: [
+        { path: 'pw', reason: 'a symbolic link to /etc/passwd, which is outside the repository' },
+        { path: 'sub/', reason: 'sub/ holds a nested git repository; its files were not included' },
+      ],
+    };
+    const r = await mount(diff);
+    const f = r.frame();
+    expect(f).toMatch(/M tool\.sh\s+mode 100644 → 100755/);
+    expect(f).toMatch(/A link\s+symlink → docs\/a\.md/);
+    expect(f).toContain('(no text changes: mode 100644 → 100755)');
+    expect(f).toMatch(/⊘ pw — left out: a symbolic link to \/etc\/passwd, which is outside the repository/);
+    expect(f).toMatch(/⊘ sub\/ — left out: sub\/ holds a nested git repository; its files were not included/);
+    await r.press('A', '\r');
+    expect(r.decisions).toEqual([{ accepted: ['tool.sh#0', 'link#0'], rejected: [] }]);
+  });
 });
 
 describe('review navigation state', () => {
@@ -114,5 +136,8 @@ describe('review navigation state', () => {
     expect(isReviewDiff({ files: [{ path: 'a', status: 'copied', hunks: [] }] })).toBe(false);
     expect(isReviewDiff({ files: [{ path: 'a', status: 'added', hunks: [{ header: '@@', lines: [1] }] }] })).toBe(false);
     expect(isReviewDiff(null)).toBe(false);
+    expect(isReviewDiff({ files: [], leftOut: [{ path: 'pw', reason: 'outside' }] })).toBe(true);
+    expect(isReviewDiff({ files: [], leftOut: [{ path: 'pw' }] })).toBe(false);
+    expect(isReviewDiff({ files: [{ path: 'a', status: 'added', hunks: [], newMode: 755 }] })).toBe(false);
   });
 });

@@ -9,7 +9,7 @@ import {
   type ReviewAction,
   type ReviewState,
 } from './diff-review-state.js';
-import { diffStat, fileHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } from './review-diff.js';
+import { diffStat, fileHunkIds, fileNotes, type LeftOut, type ReviewDecision, type ReviewDiff, type ReviewFile } from './review-diff.js';
 import { useLatestState } from './use-latest-state.js';
 
 export type { ReviewDecision, ReviewDiff } from './review-diff.js';
@@ -68,6 +68,7 @@ export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 2
       </Text>
       {warning ? <Text color="red">⚠ {warning.text}</Text> : null}
       <FileList state={s} edited={warning?.files ?? []} />
+      <LeftOutList items={diff.leftOut ?? []} />
       <Hunks state={s} maxLines={maxHunkLines} />
       {s.reason ? (
         <Text>
@@ -93,12 +94,14 @@ function FileList({ state, edited }: { state: ReviewState; edited: string[] }) {
       {state.diff.files.map((f, i) => {
         const t = fileTally(state, i);
         const focused = state.entries[state.cursor]?.kind === 'file' && state.entries[state.cursor]?.file === i;
+        const notes = fileNotes(f);
         return (
           <Text key={f.path}>
             <Text color="cyan">{focused ? '▸ ' : '  '}</Text>
             <Text bold={focused}>
               {STATUS_LETTER[f.status]} {f.path}
             </Text>
+            {notes.length > 0 ? <Text color="magenta">  {notes.join(' · ')}</Text> : null}
             <Text color="gray">
               {'  '}
               {t.accepted > 0 ? <Text color="green">✓{t.accepted} </Text> : null}
@@ -112,10 +115,29 @@ function FileList({ state, edited }: { state: ReviewState; edited: string[] }) {
   );
 }
 
+/** Changes the agent made that the diff leaves out: listed, never decided on or applied. */
+function LeftOutList({ items }: { items: LeftOut[] }) {
+  if (items.length === 0) return null;
+  return (
+    <Box flexDirection="column" marginTop={1}>
+      <Text color="red">Not part of this diff (never applied):</Text>
+      {items.map((l) => (
+        <Text key={l.path}>
+          {'  ⊘ '}
+          {l.path}
+          <Text color="gray"> — left out: {l.reason}</Text>
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
 /** The hunks of the file under the cursor; only the focused one is expanded. */
 function Hunks({ state, maxLines }: { state: ReviewState; maxLines: number }) {
   const fileIndex = currentFile(state);
-  const file = state.diff.files[fileIndex]!;
+  const file = state.diff.files[fileIndex];
+  if (!file) return null;
+  const notes = fileNotes(file);
   const entry = state.entries[state.cursor];
   const focusedHunk = entry?.kind === 'hunk' ? entry.hunk : 0;
   const ids = fileHunkIds(file);
@@ -132,7 +154,7 @@ function Hunks({ state, maxLines }: { state: ReviewState; maxLines: number }) {
             <Text>
               <Text color="cyan">{focused ? '▸ ' : '  '}</Text>
               {v ? v.accepted ? <Text color="green">✓ </Text> : <Text color="red">✗ </Text> : <Text color="gray">· </Text>}
-              <Text color="cyan">{hunk ? hunk.header : `(no text changes: ${file.status})`}</Text>
+              <Text color="cyan">{hunk ? hunk.header : `(no text changes: ${notes.length > 0 ? notes.join(', ') : file.status})`}</Text>
               {v && !v.accepted && v.reason ? <Text color="gray"> — {v.reason}</Text> : null}
             </Text>
             {i === focusedHunk ? <HunkLines lines={lines} max={maxLines} /> : null}

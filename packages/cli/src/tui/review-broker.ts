@@ -38,7 +38,9 @@ export function createReviewBroker(opts: ReviewBrokerOptions): ReviewBroker {
   return {
     async reviewer(thread, _report, { signal }) {
       const diff = await opts.diffOf(thread);
-      if (!diff || diff.files.length === 0) return {};
+      if (!diff) return {};
+      // Nothing to decide on, but the parent's model should know what did not come through.
+      if (diff.files.length === 0) return diff.leftOut?.length ? { attachment: diff, note: leftOutNote(diff) } : {};
       const request: ReviewRequest = { id: `review:${randomUUID()}`, kind: 'report', childThreadId: thread.id, diff };
       const note = await new Promise<string>((release, fail) => {
         // Quitting with the review open: the runtime abandons the report and asks again next start.
@@ -53,7 +55,7 @@ export function createReviewBroker(opts: ReviewBrokerOptions): ReviewBroker {
             signal.removeEventListener('abort', abandon);
             try {
               const outcome = await opts.apply(request, decision);
-              release(reviewNote(decision, outcome));
+              release([reviewNote(decision, outcome), leftOutNote(diff)].filter((l) => l !== '').join('\n'));
               return outcome;
             } catch (err) {
               fail(err);
@@ -80,6 +82,12 @@ export function createReviewBroker(opts: ReviewBrokerOptions): ReviewBroker {
       return w.decide(decision);
     },
   };
+}
+
+/** The changes of a child that its diff left out (so no review could merge them), for the parent's model. */
+export function leftOutNote(diff: ReviewDiff): string {
+  if (!diff.leftOut?.length) return '';
+  return ['These changes were left out and not merged:', ...diff.leftOut.map((l) => `- ${l.path}: ${l.reason}`)].join('\n');
 }
 
 /** What the parent's model (and the child) read about the human's verdict. */

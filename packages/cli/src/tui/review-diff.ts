@@ -15,10 +15,23 @@ export interface ReviewFile {
   path: string;
   status: FileStatus;
   hunks: ReviewHunk[];
+  /** Git modes of both sides, when known; a change between them is shown (see fileNotes). */
+  oldMode?: string;
+  newMode?: string;
+  /** Where the file points after the change, when it is a symlink then. */
+  linkTarget?: string;
+}
+
+/** A change the agent made that is not part of the diff (it is never applied), and why. */
+export interface LeftOut {
+  path: string;
+  reason: string;
 }
 
 export interface ReviewDiff {
   files: ReviewFile[];
+  /** Shown with the diff, never decided on. */
+  leftOut?: LeftOut[];
 }
 
 /** What the human decided, by hunk id (see `hunkId`). Every hunk is in exactly one list. */
@@ -47,11 +60,33 @@ export function allHunkIds(diff: ReviewDiff): string[] {
 
 const STATUSES: ReadonlySet<string> = new Set(['added', 'modified', 'deleted', 'renamed']);
 
+const SYMLINK = '120000';
+
+/**
+ * What a file's line says beyond its path and hunks: an executable bit or type that changed,
+ * where a symlink points. Hunks do not show either, and both matter before applying.
+ */
+export function fileNotes(file: ReviewFile): string[] {
+  const notes: string[] = [];
+  if (file.linkTarget !== undefined) notes.push(`symlink → ${file.linkTarget}`);
+  const { oldMode, newMode } = file;
+  if (oldMode !== undefined && newMode !== undefined && oldMode !== newMode) notes.push(`mode ${oldMode} → ${newMode}`);
+  else if (oldMode === undefined && newMode !== undefined && newMode !== '100644' && newMode !== SYMLINK) notes.push(`mode ${newMode}`);
+  return notes;
+}
+
+const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
+
 /** Attachments are `unknown` in the runtime: check the shape before showing a review. */
 export function isReviewDiff(value: unknown): value is ReviewDiff {
   if (typeof value !== 'object' || value === null) return false;
-  const files = (value as { files?: unknown }).files;
+  const { files, leftOut } = value as { files?: unknown; leftOut?: unknown };
+  const leftOutOk =
+    leftOut === undefined ||
+    (Array.isArray(leftOut) &&
+      leftOut.every((l: unknown) => typeof l === 'object' && l !== null && typeof (l as LeftOut).path === 'string' && typeof (l as LeftOut).reason === 'string'));
   return (
+    leftOutOk &&
     Array.isArray(files) &&
     files.every((f: unknown) => {
       if (typeof f !== 'object' || f === null) return false;
@@ -60,6 +95,9 @@ export function isReviewDiff(value: unknown): value is ReviewDiff {
         typeof file.path === 'string' &&
         typeof file.status === 'string' &&
         STATUSES.has(file.status) &&
+        optionalString(file.oldMode) &&
+        optionalString(file.newMode) &&
+        optionalString(file.linkTarget) &&
         Array.isArray(file.hunks) &&
         file.hunks.every(
           (h: unknown) =>

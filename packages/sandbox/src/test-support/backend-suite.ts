@@ -1,10 +1,11 @@
 import { afterEach, describe } from 'vitest';
-import { backendByName, openSession, type BackendName, type ContainmentOptions, type SandboxBackend, type SandboxSession } from '../index.js';
+import { backendByName, openSession, type BackendName, type ContainmentOptions, type OpenSessionOptions, type SandboxBackend, type SandboxSession } from '../index.js';
 import { hookedBackend, type BackendHooks } from './hooked-backend.js';
 import { registerChangeTests } from './suite-changes.js';
 import { registerConfinementTests } from './suite-confinement.js';
 import { registerContainmentTests, registerExecTests } from './suite-exec.js';
 import { registerIsolationTests } from './suite-isolation.js';
+import { registerPolicyTests } from './suite-policy.js';
 import { registerRefreshTests } from './suite-refresh.js';
 import { registerResumeTests } from './suite-resume.js';
 import { cleanupTempDirs, tempDir } from './fixtures.js';
@@ -24,7 +25,14 @@ export interface SuiteContext {
    */
   open(
     repo: string,
-    opts?: { stateDir?: string; resume?: string; collectStale?: boolean; hooks?: BackendHooks; containment?: ContainmentOptions },
+    opts?: {
+      stateDir?: string;
+      resume?: string;
+      collectStale?: boolean;
+      hooks?: BackendHooks;
+      containment?: ContainmentOptions;
+      applyPolicy?: OpenSessionOptions['applyPolicy'];
+    },
   ): Promise<SandboxSession>;
 }
 
@@ -40,6 +48,7 @@ export function registerBackendSuite(backend: BackendName): void {
     registerResumeTests(ctx);
     registerRefreshTests(ctx);
     registerConfinementTests(ctx);
+    registerPolicyTests(ctx);
   });
 }
 

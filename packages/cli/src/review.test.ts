@@ -1,0 +1,100 @@
+// Reviewing a sandbox diff the apply policy filtered: what the review shows (modes, symlink
+// targets, what was left out and why), hunk selection on the filtered diff, and a review that
+// went stale because the user's tree changed. Real repositories and real sandboxes.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSession, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeLeftOut, explainRefusedApply, reviewOf, selectedDiff } from './review.js';
+import { allHunkIds } from './tui/index.js';
+
+const dirs: string[] = [];
+const sessions: SandboxSession[] = [];
+afterEach(async () => {
+  while (sessions.length > 0) await sessions.pop()!.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const temp = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
+const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' });
+const LONG = Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n') + '\n';
+
+async function sandboxOver(files: Record<string, string | Buffer>): Promise<{ repo: string; sb: Sandbox }> {
+  const repo = temp('ic-review-');
+  for (const [p, c] of Object.entries(files)) writeFileSync(join(repo, p), c);
+  git(repo, 'init', '-q');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'base');
+  const session = await openSession({ repo, stateDir: temp('ic-review-state-') });
+  sessions.push(session);
+  return { repo, sb: await session.create() };
+}
+
+async function run(sb: Sandbox, command: string): Promise<void> {
+  const r = await sb.run(command);
+  expect(r.stderr).toBe('');
+  expect(r.exitCode).toBe(0);
+}
+
+describe('reviewing a filtered sandbox diff', () => {
+  it('shows modes, symlink targets and what was left out; a hunk subset of it applies, and nothing left out does', async () => {
+    const { repo, sb } = await sandboxOver({ 'two.txt': LONG, 'tool.sh': 'echo hi\n', '.gitignore': '.env\n' });
+    writeFileSync(join(repo, '.env'), 'MINE=1\n');
+    await sb.writeFile('two.txt', LONG.replace('line 2\n', 'line two\n').replace('line 37\n', 'line thirty-seven\n'));
+    await run(sb, "chmod +x tool.sh && ln -s two.txt link && ln -s /etc/passwd pw && mkdir -p .infinity && echo '{}' > .infinity/config.json && : > .gitignore && echo X=1 > .env");
+    const diff = await sb.workingTreeDiff();
+
+    const review = reviewOf(diff);
+    const byPath = Object.fromEntries(review.files.map((f) => [f.path, f]));
+    expect(Object.keys(byPath).sort()).toEqual(['.gitignore', 'link', 'tool.sh', 'two.txt']);
+    expect(byPath['tool.sh']).toMatchObject({ oldMode: '100644', newMode: '100755', hunks: [] });
+    expect(byPath.link).toMatchObject({ newMode: '120000', linkTarget: 'two.txt' });
+    expect(review.leftOut).toEqual([
+      { path: '.env', reason: expect.stringMatching(/ignored by your git rules/) },
+      { path: '.infinity/config.json', reason: expect.stringMatching(/^inside \.infinity\//) },
+      { path: 'pw', reason: 'a symbolic link to /etc/passwd, which is outside the repository' },
+    ]);
+    expect(describeLeftOut(diff.omitted)).toMatch(/^Left out \(never applied\): \.env — .*; pw — a symbolic link to \/etc\/passwd, which is outside the repository\.$/);
+
+    // Accept the first hunk of two.txt and the mode change; reject the rest.
+    const chosen = selectedDiff(diff, { accepted: ['two.txt#0', 'tool.sh#0'], rejected: [] });
+    expect(chosen.files.map((f) => f.path).sort()).toEqual(['tool.sh', 'two.txt']);
+    expect(chosen.omitted).toEqual(diff.omitted);
+    await sb.applyToWorkingTree(chosen);
+    expect(readFileSync(join(repo, 'two.txt'), 'utf8')).toBe(LONG.replace('line 2\n', 'line two\n'));
+    expect(git(repo, 'status', '--porcelain')).toBe(' M tool.sh\n M two.txt\n');
+    expect(readFileSync(join(repo, '.env'), 'utf8')).toBe('MINE=1\n');
+  });
+
+  it('everything accepted: the diff itself, bytes intact (content that is not UTF-8 survives)', async () => {
+    const latin1 = Buffer.from('caf\xe9 au lait\n', 'latin1');
+    const { repo, sb } = await sandboxOver({ 'a.txt': 'a\n' });
+    await sb.writeFile('menu.txt', latin1);
+    const diff = await sb.workingTreeDiff();
+    const all = selectedDiff(diff, { accepted: allHunkIds(reviewOf(diff)), rejected: [] });
+    expect(all).toBe(diff);
+    await sb.applyToWorkingTree(all);
+    expect(readFileSync(join(repo, 'menu.txt')).equals(latin1)).toBe(true);
+  });
+
+  it('an ignored file the user made during the review stops the apply, and the message says to look again', async () => {
+    const { repo, sb } = await sandboxOver({ 'a.txt': 'a\n', '.gitignore': 'secrets/\n' });
+    await run(sb, 'rm .gitignore && mkdir secrets && echo agent > secrets/key && echo b > a.txt');
+    const diff = await sb.workingTreeDiff();
+    expect(diff.files.map((f) => f.path).sort()).toEqual(['.gitignore', 'a.txt', 'secrets/key']);
+    // Meanwhile, in the user's tree:
+    mkdirSync(join(repo, 'secrets'));
+    writeFileSync(join(repo, 'secrets', 'key'), 'users\n');
+    const err = await sb.applyToWorkingTree(selectedDiff(diff, { accepted: allHunkIds(reviewOf(diff)), rejected: [] })).catch((e: unknown) => e);
+    const shown = explainRefusedApply(err, '/diff') as Error;
+    expect(shown.message).toMatch(/^Nothing was applied: since the review, these changes may no longer be applied: secrets\/key \(.*ignored by your git rules.*\)\. Run \/diff again: it leaves them out\.$/);
+    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a\n');
+    expect(readFileSync(join(repo, 'secrets', 'key'), 'utf8')).toBe('users\n');
+  });
+});

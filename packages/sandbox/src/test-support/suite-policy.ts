@@ -1,0 +1,187 @@
+// The apply policy on real repositories: what a diff leaves out of the user's working tree (and
+// of a parent's sandbox), and the reason it gives. Every sandbox is written by real commands.
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import type { OmittedFile, SandboxDiff } from '../index.js';
+import type { SuiteContext } from './backend-suite.js';
+import { git, hashTree, makeRepo, tempDir } from './fixtures.js';
+
+const MB = 1024 * 1024;
+
+const byPath = (omitted: readonly OmittedFile[]) => Object.fromEntries(omitted.map((o) => [o.path, o]));
+const paths = (diff: SandboxDiff) => diff.files.map((f) => f.path).sort();
+
+async function ok(sb: { run(c: string): Promise<{ exitCode: number | null; stderr: string }> }, command: string): Promise<void> {
+  const r = await sb.run(command);
+  expect(r.stderr).toBe('');
+  expect(r.exitCode).toBe(0);
+}
+
+export function registerPolicyTests(s: SuiteContext): void {
+  it('leaves nested repositories out, with one reason per repository, instead of failing or dropping them silently', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n', 'lib/x.txt': 'x\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    await ok(
+      sb,
+      [
+        'echo legit > legit.txt',
+        // No commit: `git add -A` refuses it. With a commit: git would make it a gitlink.
+        'git init -q sub && echo hi > sub/readme.txt',
+        'git init -q deep/er/repo && echo d > deep/er/repo/d.txt',
+        'git init -q done && echo c > done/c.txt && git -C done add c.txt && git -C done -c user.name=t -c user.email=t@t commit -qm c',
+        // A repository made in a directory the snapshot already had files in.
+        'git init -q lib && echo y > lib/y.txt && echo x2 > lib/x.txt',
+        'git init -q only-git',
+      ].join(' && '),
+    );
+    const diff = await sb.diff({ since: 'snapshot' });
+    expect(paths(diff)).toEqual(['legit.txt']);
+    const omitted = byPath(diff.omitted);
+    for (const dir of ['sub/', 'deep/er/repo/', 'done/', 'lib/', 'only-git/']) {
+      expect(omitted[dir], dir).toMatchObject({ rule: 'nested-repo', reason: `${dir} holds a nested git repository; its files were not included` });
+    }
+    expect(diff.omitted).toHaveLength(5);
+    expect(diff.patch).not.toMatch(/sub\/|deep\/|done|lib\/|only-git/);
+
+    const before = await readFile(path.join(repo, 'lib/x.txt'), 'utf8');
+    const result = await sb.applyToWorkingTree();
+    expect(result).toMatchObject({ clean: true, files: ['legit.txt'] });
+    expect(await readFile(path.join(repo, 'lib/x.txt'), 'utf8')).toBe(before);
+    expect(await git(repo, 'status', '--porcelain')).toBe('?? legit.txt');
+  });
+
+  it('never applies .infinity/ (tracked or new) or renames into it, and keeps them out of a squash into the parent', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n', 'moved.txt': 'stay\n', '.infinity/config.json': '{"model":"mine"}\n' });
+    const session = await s.open(repo);
+    const parent = await session.create('parent');
+    const child = await session.create('child', parent);
+    await ok(
+      child,
+      'echo \'{"model":"evil"}\' > .infinity/config.json && echo [] > .infinity/sessions.json && mv moved.txt .infinity/moved.txt && echo b > b.txt',
+    );
+    const diff = await child.diff();
+    expect(paths(diff)).toEqual(['b.txt']);
+    const omitted = byPath(diff.omitted);
+    for (const p of ['.infinity/config.json', '.infinity/sessions.json', '.infinity/moved.txt']) {
+      expect(omitted[p], p).toMatchObject({ rule: 'reserved-dir', reason: expect.stringMatching(/inside \.infinity\/, which holds infinity-code's own configuration and sessions/) });
+    }
+    expect(await child.squashInto(parent)).toMatchObject({ clean: true, files: ['b.txt'] });
+    expect(await parent.readText('.infinity/config.json')).toBe('{"model":"mine"}\n');
+    expect(await parent.exists('.infinity/sessions.json')).toBe(false);
+    expect(await parent.readText('moved.txt')).toBe('stay\n');
+
+    // The same straight from the root to the working tree.
+    await ok(parent, 'echo \'{"model":"evil"}\' > .infinity/config.json && rm moved.txt');
+    const root = await parent.workingTreeDiff();
+    expect(paths(root)).toEqual(['b.txt', 'moved.txt']);
+    expect(byPath(root.omitted)['.infinity/config.json']).toMatchObject({ rule: 'reserved-dir' });
+    await parent.applyToWorkingTree(root);
+    expect(await readFile(path.join(repo, '.infinity/config.json'), 'utf8')).toBe('{"model":"mine"}\n');
+  });
+
+  it('leaves out symlinks leading out of the repository (absolute, .. from their own directory, through other links) or into .git; keeps the rest with their targets and modes', async () => {
+    const outside = await tempDir('ic-outside-');
+    const repo = await makeRepo({ 'a.txt': 'a\n', 'docs/guide.md': 'g\n', 'run.sh': '#!/bin/sh\n', escape: { symlink: outside } });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    await ok(
+      sb,
+      [
+        'ln -s /etc/passwd passwd',
+        'ln -s "$HOME/.ssh" ssh',
+        'ln -s ../outside up',
+        'ln -s ../../x docs/climb', // docs/../../x: one level above the root
+        'ln -s ../a.txt docs/to-a', // docs/../a.txt: inside
+        'ln -s escape/secret sneaky', // lexically inside, but escape leads out
+        'ln -s sneaky deeper', // through a new link, then the old one
+        'ln -s .git/config gitconf',
+        'ln -s docs/../.git hooks-dir',
+        'ln -s guide.md docs/guide-link',
+        'chmod +x a.txt',
+      ].join(' && '),
+    );
+    const diff = await sb.workingTreeDiff();
+    expect(paths(diff)).toEqual(['a.txt', 'docs/guide-link', 'docs/to-a']);
+    expect(diff.files.find((f) => f.path === 'a.txt')).toMatchObject({ oldMode: '100644', newMode: '100755' });
+    expect(diff.files.find((f) => f.path === 'docs/to-a')).toMatchObject({ newMode: '120000', linkTarget: '../a.txt' });
+    const omitted = byPath(diff.omitted);
+    expect(omitted.passwd).toMatchObject({ rule: 'outside-symlink', target: '/etc/passwd', reason: 'a symbolic link to /etc/passwd, which is outside the repository' });
+    expect(omitted.ssh).toMatchObject({ rule: 'outside-symlink', reason: expect.stringMatching(/\.ssh, which is outside the repository$/) });
+    expect(omitted.up).toMatchObject({ rule: 'outside-symlink', target: '../outside' });
+    expect(omitted['docs/climb']).toMatchObject({ rule: 'outside-symlink', target: '../../x' });
+    expect(omitted.sneaky).toMatchObject({ rule: 'outside-symlink', target: 'escape/secret' });
+    expect(omitted.deeper).toMatchObject({ rule: 'outside-symlink', target: 'sneaky' });
+    expect(omitted.gitconf).toMatchObject({ rule: 'outside-symlink', reason: 'a symbolic link to .git/config, which leads into .git' });
+    expect(omitted['hooks-dir']).toMatchObject({ rule: 'outside-symlink', reason: expect.stringMatching(/leads into \.git$/) });
+    expect(diff.omitted).toHaveLength(8);
+
+    await sb.applyToWorkingTree(diff);
+    expect(await git(repo, 'status', '--porcelain')).toBe(' M a.txt\n?? docs/guide-link\n?? docs/to-a');
+  });
+
+  it("keeps the user's ignored .env the agent never saw byte for byte, and refuses a diff that would merge into it", async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n', '.gitignore': '.env\n*.log\n' });
+    const secret = 'API_KEY=users-own-secret\n';
+    await writeFile(path.join(repo, '.env'), secret);
+    const session = await s.open(repo);
+    const sb = await session.create();
+    // Un-ignore .env in the sandbox, write one, and a log that the user's tree does not have.
+    await ok(sb, "printf '*.log\\n' > .gitignore && printf 'API_KEY=agents\\n' > .env && echo b > b.txt && echo l > new.log");
+    expect(await sb.exists('.env')).toBe(true);
+
+    const forTree = await sb.workingTreeDiff();
+    expect(paths(forTree)).toEqual(['.gitignore', 'b.txt']);
+    expect(forTree.omitted).toEqual([
+      {
+        path: '.env',
+        rule: 'user-ignored',
+        reason: 'your working tree has its own copy, ignored by your git rules: the agent never saw it, so yours was left as it is',
+      },
+    ]);
+    // Not meant for the working tree: the sandbox's own view of it is whole.
+    const plain = await sb.diff({ since: 'snapshot' });
+    expect(paths(plain)).toEqual(['.env', '.gitignore', 'b.txt']);
+    const before = await hashTree(repo);
+    await expect(sb.applyToWorkingTree(plain)).rejects.toMatchObject({ code: 'unsafe-change', message: expect.stringMatching(/\.env/) });
+    expect(await hashTree(repo)).toEqual(before);
+
+    await sb.applyToWorkingTree(forTree);
+    expect(await readFile(path.join(repo, '.env'), 'utf8')).toBe(secret);
+    expect(await readFile(path.join(repo, 'b.txt'), 'utf8')).toBe('b\n');
+
+    // Without a .env of the user's, the agent's is an ordinary new file.
+    const fresh = await makeRepo({ 'a.txt': 'a\n', '.gitignore': '.env\n' });
+    const other = await (await s.open(fresh)).create();
+    await ok(other, "printf '' > .gitignore && printf 'X=1\\n' > .env");
+    const d = await other.workingTreeDiff();
+    expect(paths(d)).toEqual(['.env', '.gitignore']);
+    expect(d.omitted).toEqual([]);
+  });
+
+  it('leaves out files over the size limit (session option, per diff call) at their old version, without a patch of them', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n', 'tracked.bin': Buffer.alloc(1 * MB, 1) });
+    const session = await s.open(repo, { applyPolicy: { maxFileBytes: 10 * MB } });
+    const sb = await session.create();
+    await ok(sb, 'head -c 31457280 /dev/urandom > big.bin && head -c 2097152 /dev/urandom > mid.bin && echo b > a.txt && head -c 11534336 /dev/zero > tracked.bin');
+    const diff = await sb.workingTreeDiff();
+    expect(paths(diff)).toEqual(['a.txt', 'mid.bin']);
+    expect(byPath(diff.omitted)).toEqual({
+      'big.bin': { path: 'big.bin', rule: 'too-large', size: 30 * MB, reason: '30 MB, over the 10 MB limit for one file: left as it was' },
+      'tracked.bin': { path: 'tracked.bin', rule: 'too-large', size: 11 * MB, reason: '11 MB, over the 10 MB limit for one file: left as it was' },
+    });
+    expect(diff.patch).not.toContain('big.bin');
+    expect(diff.patchBytes.length).toBeLessThan(4 * MB);
+
+    const lowered = await sb.diff({ since: 'snapshot', maxFileBytes: 1 * MB });
+    expect(paths(lowered)).toEqual(['a.txt']);
+    const raised = await sb.diff({ since: 'snapshot', maxFileBytes: 40 * MB });
+    expect(paths(raised)).toEqual(['a.txt', 'big.bin', 'mid.bin', 'tracked.bin']);
+    expect(raised.omitted).toEqual([]);
+
+    await sb.applyToWorkingTree(diff);
+    expect((await readFile(path.join(repo, 'tracked.bin'))).equals(Buffer.alloc(1 * MB, 1))).toBe(true);
+    expect(await git(repo, 'status', '--porcelain')).toBe(' M a.txt\n?? mid.bin');
+  });
+}

@@ -1,0 +1,24 @@
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+import type { SessionContext } from './backend.js';
+import { hostGit, nulFields } from './git.js';
+
+/**
+ * Of `created` (paths a diff brings into being), those the user's working tree at `root` already
+ * has, ignored there by the user's own rules. Ignored files never reach a snapshot, so the agent
+ * made its file without seeing the user's, and a 3-way apply would merge the two with conflict
+ * markers into a file the user may not even look at (`.env`).
+ */
+export async function ignoredInWorkingTree(ctx: SessionContext, root: string, created: readonly string[]): Promise<Set<string>> {
+  const present = (
+    await Promise.all(created.map(async (p) => ((await lstat(path.join(root, p)).catch(() => undefined)) ? [p] : [])))
+  ).flat();
+  if (present.length === 0) return new Set();
+  // --no-index: the rules alone decide, whatever the user's index holds.
+  const out = await hostGit([`--git-dir=${ctx.repo.gitDir}`, `--work-tree=${root}`, 'check-ignore', '--no-index', '-z', '--stdin'], {
+    cwd: root,
+    input: present.map((p) => `${p}\0`).join(''),
+    okExitCodes: [1],
+  });
+  return new Set(nulFields(out.stdout));
+}
