@@ -1,6 +1,7 @@
-import { chmod, cp, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import { SandboxError, SandboxPathError } from './errors.js';
+import { lstatIn, openDir, openOrMakeDir, readlinkIn, self, under } from './fd-path.js';
 import { partialWritePath } from './partial-write.js';
 
 export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
@@ -21,6 +22,7 @@ export interface FileStat {
 }
 
 const MAX_SYMLINK_HOPS = 40;
+const O_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 function entryType(st: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): EntryType {
   if (st.isSymbolicLink()) return 'symlink';
@@ -30,9 +32,27 @@ function entryType(st: { isFile(): boolean; isDirectory(): boolean; isSymbolicLi
 }
 
 /**
- * File operations on a sandbox's merged view. Symlinks are resolved here, component by
- * component, as if the view were mounted at the repository path: the host path we go through
- * (the holder's proc root link, or a copy) would otherwise send absolute links to the user's real files.
+ * Where a path led: the directory holding its last component (open, pinned) and that component's
+ * name ('' when the path is a directory reached as a whole, e.g. the root). `close` releases
+ * every handle the walk opened.
+ */
+interface Walk {
+  dir: FileHandle;
+  name: string;
+  rel: string;
+  close(): Promise<void>;
+}
+
+function isErr(err: unknown, ...codes: string[]): boolean {
+  return codes.includes((err as NodeJS.ErrnoException).code ?? '');
+}
+
+/**
+ * File operations on a sandbox's merged view. Symlinks are resolved here, component by component,
+ * as if the view were mounted at the repository path, and every step goes through a directory
+ * handle (see fd-path.ts): a command that swaps a directory for a symlink while a write is on its
+ * way can make the write fail, never land outside the sandbox. Writes into `.git` are refused: the
+ * sandbox's git data belongs to the agent's git commands, and config there is read by git.
  */
 export class ViewFs {
   constructor(
@@ -42,101 +62,174 @@ export class ViewFs {
   ) {}
 
   /** Repo-relative, symlink-free path; throws when it would leave the repository. */
-  async resolve(p: string, opts: { followLast?: boolean } = {}): Promise<{ host: string; rel: string }> {
-    const root = await this.hostRoot();
+  async resolve(p: string, opts: { followLast?: boolean } = {}): Promise<{ rel: string }> {
+    const w = await this.walk(p, opts);
+    await w.close();
+    return { rel: w.rel };
+  }
+
+  private async walk(p: string, opts: { followLast?: boolean; create?: boolean } = {}): Promise<Walk> {
+    const followLast = opts.followLast ?? true;
+    const root = await open(await this.hostRoot(), constants.O_RDONLY | constants.O_DIRECTORY);
+    const stack: FileHandle[] = [root];
+    const names: string[] = [];
+    const close = async (): Promise<void> => {
+      for (const h of stack.splice(0).reverse()) await h.close().catch(() => undefined);
+    };
     const queue = this.segments(p, p);
-    const cur: string[] = [];
     let hops = 0;
-    while (queue.length > 0) {
-      const seg = queue.shift()!;
-      if (seg === '' || seg === '.') continue;
-      if (seg === '..') {
-        if (cur.length === 0) throw new SandboxPathError(p, 'leaves the repository');
-        cur.pop();
-        continue;
-      }
-      const isLast = queue.length === 0;
-      const candidate = [...cur, seg];
-      if (isLast && opts.followLast === false) {
-        cur.push(seg);
-        break;
-      }
-      const st = await lstat(path.join(root, ...candidate)).catch(() => undefined);
-      if (!st?.isSymbolicLink()) {
-        cur.push(seg);
-        continue;
-      }
+    const follow = async (dir: FileHandle, seg: string): Promise<void> => {
       if (++hops > MAX_SYMLINK_HOPS) throw new SandboxPathError(p, 'has too many levels of symbolic links');
-      const target = await readlink(path.join(root, ...candidate));
-      if (path.isAbsolute(target)) {
+      const target = await readlinkIn(dir, seg);
+      if (target.startsWith('/')) {
         queue.unshift(...this.segments(target, p));
-        cur.length = 0;
+        while (stack.length > 1) await stack.pop()!.close();
+        names.length = 0;
       } else {
         queue.unshift(...target.split('/'));
       }
-    }
-    const rel = cur.join('/');
-    return { host: rel === '' ? root : path.join(root, rel), rel };
-  }
-
-  private segments(p: string, original: string): string[] {
-    if (!path.isAbsolute(p)) return p.split(/[/\\]/);
-    for (const prefix of this.repoPrefixes) {
-      const rel = path.relative(prefix, p);
-      if (rel === '') return [];
-      if (!rel.startsWith('..') && !path.isAbsolute(rel)) return rel.split(path.sep);
-    }
-    throw new SandboxPathError(original, p === original ? 'is outside the repository' : `points outside the repository (to ${p})`);
-  }
-
-  async readFile(p: string): Promise<Buffer> {
-    const { host } = await this.resolve(p);
-    return notFound(p, () => readFile(host));
-  }
-
-  async writeFile(p: string, data: string | Uint8Array, opts: { mode?: number } = {}): Promise<void> {
-    const { host, rel } = await this.resolve(p);
-    if (rel === '') throw new SandboxPathError(p, 'is the repository root, not a file');
-    await mkdir(path.dirname(host), { recursive: true });
-    const existing = await stat(host).catch(() => undefined);
-    if (existing && !existing.isFile() && !existing.isDirectory()) {
-      // A FIFO or a device is written to, not replaced.
-      await writeFile(host, data);
-      if (opts.mode !== undefined) await chmod(host, opts.mode);
-      return;
-    }
-    // The new content replaces the file whole (see partial-write.ts); an existing file keeps its mode.
-    const mode = opts.mode ?? (existing?.isFile() ? existing.mode & 0o7777 : undefined);
-    const tmp = partialWritePath(host);
+    };
     try {
-      await writeFile(tmp, data, { flag: 'wx' });
-      // Created files get the umask applied; chmod sets the mode exactly.
-      if (mode !== undefined) await chmod(tmp, mode);
-      await rename(tmp, host);
+      while (queue.length > 0) {
+        const seg = queue.shift()!;
+        if (seg === '' || seg === '.') continue;
+        if (seg === '..') {
+          if (names.length === 0) throw new SandboxPathError(p, 'leaves the repository');
+          await stack.pop()!.close();
+          names.pop();
+          continue;
+        }
+        const top = stack.at(-1)!;
+        const isLast = queue.every((s) => s === '' || s === '.');
+        if (isLast) {
+          if (followLast && (await lstatIn(top, seg))?.isSymbolicLink()) {
+            await follow(top, seg);
+            continue;
+          }
+          return { dir: top, name: seg, rel: [...names, seg].join('/'), close };
+        }
+        let next: FileHandle;
+        try {
+          next = opts.create ? await openOrMakeDir(top, seg) : await openDir(top, seg);
+        } catch (err) {
+          if (!isErr(err, 'ELOOP', 'ENOTDIR')) throw err;
+          if (!(await lstatIn(top, seg))?.isSymbolicLink()) throw err;
+          await follow(top, seg);
+          continue;
+        }
+        stack.push(next);
+        names.push(seg);
+      }
+      return { dir: stack.at(-1)!, name: '', rel: names.join('/'), close };
     } catch (err) {
-      await rm(tmp, { force: true });
+      await close();
       throw err;
     }
   }
 
+  private segments(p: string, original: string): string[] {
+    if (!p.startsWith('/')) return p.split(/[/\\]/);
+    for (const prefix of this.repoPrefixes) {
+      const root = prefix.endsWith('/') ? prefix : `${prefix}/`;
+      if (p === prefix || `${p}/` === root) return [];
+      if (p.startsWith(root)) return p.slice(root.length).split('/');
+    }
+    throw new SandboxPathError(original, p === original ? 'is outside the repository' : `points outside the repository (to ${p})`);
+  }
+
+  private async using<T>(p: string, opts: { followLast?: boolean; create?: boolean }, fn: (w: Walk) => Promise<T>): Promise<T> {
+    const w = await notFound(p, () => this.walk(p, opts));
+    try {
+      return await notFound(p, () => fn(w));
+    } finally {
+      await w.close();
+    }
+  }
+
+  private writable(p: string, w: Walk): void {
+    if (w.rel === '') throw new SandboxPathError(p, 'is the repository root, not a file');
+    if (w.rel === '.git' || w.rel.startsWith('.git/')) {
+      throw new SandboxPathError(p, "is inside .git (the sandbox's git data): file tools don't write there; use git commands");
+    }
+  }
+
+  async readFile(p: string): Promise<Buffer> {
+    return this.using(p, {}, async (w) => {
+      const fh = w.name === '' ? undefined : await open(under(w.dir, w.name), O_FILE);
+      if (!fh) throw new SandboxError('invalid-argument', `"${p}" is a directory, not a file.`);
+      try {
+        return await fh.readFile();
+      } finally {
+        await fh.close();
+      }
+    });
+  }
+
+  async writeFile(p: string, data: string | Uint8Array, opts: { mode?: number } = {}): Promise<void> {
+    await this.using(p, { create: true }, async (w) => {
+      this.writable(p, w);
+      const existing = await lstatIn(w.dir, w.name);
+      if (existing && !existing.isFile() && !existing.isDirectory() && !existing.isSymbolicLink()) {
+        // A FIFO or a device is written to, not replaced.
+        const fh = await open(under(w.dir, w.name), constants.O_WRONLY | constants.O_NOFOLLOW);
+        try {
+          await fh.writeFile(data);
+          if (opts.mode !== undefined) await fh.chmod(opts.mode);
+        } finally {
+          await fh.close();
+        }
+        return;
+      }
+      // The new content replaces the file whole (see partial-write.ts); an existing file keeps its mode.
+      const mode = opts.mode ?? (existing?.isFile() ? existing.mode & 0o7777 : undefined);
+      const tmp = partialWritePath(w.name);
+      const fh = await open(under(w.dir, tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
+      try {
+        try {
+          await fh.writeFile(data);
+          // Created files get the umask applied; chmod sets the mode exactly.
+          if (mode !== undefined) await fh.chmod(mode);
+        } finally {
+          await fh.close();
+        }
+        await rename(under(w.dir, tmp), under(w.dir, w.name));
+      } catch (err) {
+        await unlink(under(w.dir, tmp)).catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
   async chmod(p: string, mode: number): Promise<void> {
-    const { host } = await this.resolve(p);
-    await notFound(p, () => chmod(host, mode));
+    await this.using(p, {}, async (w) => {
+      const fh = await open(w.name === '' ? self(w.dir) : under(w.dir, w.name), O_FILE);
+      try {
+        await fh.chmod(mode);
+      } finally {
+        await fh.close();
+      }
+    });
   }
 
   async mkdir(p: string): Promise<void> {
-    const { host } = await this.resolve(p);
-    await mkdir(host, { recursive: true });
+    await this.using(p, { create: true }, async (w) => {
+      if (w.name === '') return;
+      this.writable(p, w);
+      await (await openOrMakeDir(w.dir, w.name)).close();
+    });
   }
 
   async remove(p: string, opts: { recursive?: boolean } = {}): Promise<void> {
-    const { host, rel } = await this.resolve(p, { followLast: false });
-    if (rel === '') throw new SandboxPathError(p, 'is the repository root and cannot be removed');
-    const st = await notFound(p, () => lstat(host));
-    if (st.isDirectory() && !opts.recursive) {
-      throw new SandboxError('invalid-argument', `"${p}" is a directory; pass { recursive: true } to remove it and its contents.`);
-    }
-    await rm(host, { recursive: true, force: false });
+    await this.using(p, { followLast: false }, async (w) => {
+      if (w.rel === '') throw new SandboxPathError(p, 'is the repository root and cannot be removed');
+      this.writable(p, w);
+      const st = await lstatIn(w.dir, w.name);
+      if (!st) throw Object.assign(new Error('gone'), { code: 'ENOENT' });
+      if (st.isDirectory() && !opts.recursive) {
+        throw new SandboxError('invalid-argument', `"${p}" is a directory; pass { recursive: true } to remove it and its contents.`);
+      }
+      await removeIn(w.dir, w.name);
+    });
   }
 
   /**
@@ -144,48 +237,132 @@ export class ViewFs {
    * so it falls back to copy + delete, which git's rename detection still reports as renames.
    */
   async rename(from: string, to: string): Promise<void> {
-    const src = await this.resolve(from, { followLast: false });
-    const dst = await this.resolve(to, { followLast: false });
-    await notFound(from, () => lstat(src.host));
-    await mkdir(path.dirname(dst.host), { recursive: true });
-    try {
-      await rename(src.host, dst.host);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-      await cp(src.host, dst.host, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
-      await rm(src.host, { recursive: true });
-    }
+    await this.using(from, { followLast: false }, async (src) => {
+      this.writable(from, src);
+      if (!(await lstatIn(src.dir, src.name))) throw Object.assign(new Error('gone'), { code: 'ENOENT' });
+      await this.using(to, { followLast: false, create: true }, async (dst) => {
+        this.writable(to, dst);
+        try {
+          await rename(under(src.dir, src.name), under(dst.dir, dst.name));
+        } catch (err) {
+          if (!isErr(err, 'EXDEV')) throw err;
+          await copyIn(src.dir, src.name, dst.dir, dst.name);
+          await removeIn(src.dir, src.name);
+        }
+      });
+    });
   }
 
   async stat(p: string): Promise<FileStat> {
-    const { host } = await this.resolve(p, { followLast: false });
-    const st = await notFound(p, () => lstat(host));
-    return { type: entryType(st), size: st.size, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };
+    return this.using(p, { followLast: false }, async (w) => {
+      const st = w.name === '' ? await w.dir.stat() : await lstatIn(w.dir, w.name);
+      if (!st) throw Object.assign(new Error('gone'), { code: 'ENOENT' });
+      return { type: entryType(st), size: st.size, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };
+    });
   }
 
   async exists(p: string): Promise<boolean> {
-    const { host } = await this.resolve(p);
-    return (await stat(host).catch(() => undefined)) !== undefined;
+    try {
+      const w = await this.walk(p);
+      try {
+        return w.name === '' || (await lstatIn(w.dir, w.name)) !== undefined;
+      } finally {
+        await w.close();
+      }
+    } catch (err) {
+      if (err instanceof SandboxPathError) throw err;
+      if (isErr(err, 'ENOENT', 'ENOTDIR', 'ELOOP')) return false;
+      throw err;
+    }
   }
 
   /** Lists a directory (recursively on request, never descending into `.git`). */
   async list(p = '', opts: { recursive?: boolean } = {}): Promise<DirEntry[]> {
-    const { host, rel } = await this.resolve(p);
-    const out: DirEntry[] = [];
-    const walk = async (hostDir: string, relDir: string): Promise<void> => {
-      const entries = await notFound(relDir || '.', () => readdir(hostDir, { withFileTypes: true }));
-      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      for (const e of entries) {
-        const entryRel = relDir === '' ? e.name : `${relDir}/${e.name}`;
-        const type = entryType(e);
-        out.push({ path: entryRel, name: e.name, type });
-        if (opts.recursive && type === 'dir' && !(e.name === '.git')) {
-          await walk(path.join(hostDir, e.name), entryRel);
+    return this.using(p, {}, async (w) => {
+      const out: DirEntry[] = [];
+      const walkDir = async (dir: FileHandle, relDir: string): Promise<void> => {
+        const entries = await readdir(self(dir), { withFileTypes: true });
+        entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        for (const e of entries) {
+          const entryRel = relDir === '' ? e.name : `${relDir}/${e.name}`;
+          const type = entryType(e);
+          out.push({ path: entryRel, name: e.name, type });
+          if (opts.recursive && type === 'dir' && e.name !== '.git') {
+            const sub = await openDir(dir, e.name).catch(() => undefined);
+            if (!sub) continue;
+            try {
+              await walkDir(sub, entryRel);
+            } finally {
+              await sub.close();
+            }
+          }
+        }
+      };
+      if (w.name === '') {
+        await walkDir(w.dir, w.rel);
+      } else {
+        const dir = await openDir(w.dir, w.name);
+        try {
+          await walkDir(dir, w.rel);
+        } finally {
+          await dir.close();
         }
       }
-    };
-    await walk(host, rel);
-    return out;
+      return out;
+    });
+  }
+}
+
+/** Removes `name` in `dir`, a whole tree if it is a directory, never following a symlink. */
+async function removeIn(dir: FileHandle, name: string): Promise<void> {
+  let sub: FileHandle;
+  try {
+    sub = await openDir(dir, name);
+  } catch (err) {
+    if (!isErr(err, 'ELOOP', 'ENOTDIR')) throw err;
+    await unlink(under(dir, name));
+    return;
+  }
+  try {
+    for (const e of await readdir(self(sub))) await removeIn(sub, e);
+  } finally {
+    await sub.close();
+  }
+  await rmdir(under(dir, name));
+}
+
+/** Copies `srcName` in `srcDir` to `dstName` in `dstDir` (a whole tree; symlinks as links; modes and times kept). */
+async function copyIn(srcDir: FileHandle, srcName: string, dstDir: FileHandle, dstName: string): Promise<void> {
+  const st = await lstatIn(srcDir, srcName);
+  if (!st) return;
+  if (st.isSymbolicLink()) {
+    await symlink(await readlinkIn(srcDir, srcName), under(dstDir, dstName));
+    return;
+  }
+  if (st.isDirectory()) {
+    await mkdir(under(dstDir, dstName), st.mode & 0o7777);
+    const [from, to] = [await openDir(srcDir, srcName), await openDir(dstDir, dstName)];
+    try {
+      for (const e of await readdir(self(from))) await copyIn(from, e, to, e);
+      await to.utimes(st.atime, st.mtime);
+    } finally {
+      await from.close();
+      await to.close();
+    }
+    return;
+  }
+  const src = await open(under(srcDir, srcName), O_FILE);
+  try {
+    const dst = await open(under(dstDir, dstName), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, st.mode & 0o7777);
+    try {
+      await dst.writeFile(await src.readFile());
+      await dst.chmod(st.mode & 0o7777);
+      await dst.utimes(st.atime, st.mtime);
+    } finally {
+      await dst.close();
+    }
+  } finally {
+    await src.close();
   }
 }
 
@@ -193,11 +370,13 @@ async function notFound<T>(p: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
+    if (isErr(err, 'ENOENT', 'ENOTDIR')) {
       throw new SandboxError('not-found', `"${p}" does not exist in the sandbox. Check the path (list the directory to see what is there).`, {
         cause: err,
       });
+    }
+    if (isErr(err, 'ELOOP')) {
+      throw new SandboxError('invalid-argument', `"${p}" changed into a symbolic link while it was being used; try again.`, { cause: err });
     }
     throw err;
   }
