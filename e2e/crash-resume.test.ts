@@ -2,7 +2,7 @@
 // background command) SIGKILLed at seeded points, each followed by `-c --yes` until done. Every
 // run must end with the tree of an uninterrupted run, every command executed at most once per
 // call, no process left behind, and nothing left after gc.
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gc } from '@infinity-code/sandbox';
 import type { ScriptedReply } from '@infinity-code/runtime';
@@ -55,6 +55,17 @@ afterAll(async () => {
   cleanupTemps();
 });
 
+/**
+ * A home whose user config lets commands write into it (the rest of the machine is read-only to
+ * them), so each command can log its call id there.
+ */
+function commandHome(): string {
+  const home = tempDir();
+  mkdirSync(join(home, '.config', 'infinity-code'), { recursive: true });
+  writeFileSync(join(home, '.config', 'infinity-code', 'config.json'), JSON.stringify({ sandbox: { writable: [home] } }));
+  return home;
+}
+
 describe('crash and resume of the built CLI', () => {
   const env = (log: string) => ({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url, DEMO_TEST_STEPS: '2', IC_LOG: log });
   const config = { commandTimeoutMs: 800 };
@@ -64,7 +75,8 @@ describe('crash and resume of the built CLI', () => {
   const uninterrupted = () =>
     (baseline ??= (async () => {
       const baseRepo = gitRepo(DEMO_FILES, config);
-      const base = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: baseRepo, env: env(join(tempDir(), 'log')) });
+      const home = commandHome();
+      const base = await runCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: baseRepo, home, env: env(join(home, 'log')) });
       expect(base.code, base.stderr).toBe(0);
       const expected = tree(baseRepo);
       expect(expected['farewell.js']).toBeDefined();
@@ -78,7 +90,7 @@ describe('crash and resume of the built CLI', () => {
     for (let p = 0; p < POINTS; p++) {
       const killAfter = 2 + random.int(total - 3);
       const repo = gitRepo(DEMO_FILES, config);
-      const home = tempDir();
+      const home = commandHome();
       const log = join(home, 'commands.log');
       let killed = false;
       const first = startCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], {
@@ -119,7 +131,7 @@ describe('crash and resume of the built CLI', () => {
   it('SIGKILLed while the root takes the answer that a command went to the background, -c reaches the uninterrupted result', async () => {
     const { expected } = await uninterrupted();
     const repo = gitRepo(DEMO_FILES, config);
-    const home = tempDir();
+    const home = commandHome();
     const log = join(home, 'commands.log');
     let reached!: () => void;
     const atWindow = new Promise<void>((resolve) => (reached = resolve));

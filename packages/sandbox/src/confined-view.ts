@@ -85,8 +85,8 @@ export interface ViewSpec {
 
 /**
  * bubblewrap arguments that build the holder's view, in order: the whole machine read-only, a
- * minimal /dev, the holder's own /proc, a private /tmp, the state dir and the credentials covered,
- * then what the sandbox needs put back. Later binds win, so the order is the policy.
+ * minimal /dev, the holder's own /proc, a private /tmp and the state dir covered, what the sandbox
+ * needs put back, then the credentials covered. Later mounts win, so the order is the policy.
  */
 export function holderBwrapArgs(spec: ViewSpec): string[] {
   const args = [
@@ -98,9 +98,10 @@ export function holderBwrapArgs(spec: ViewSpec): string[] {
     '--tmpfs', '/tmp',
     '--tmpfs', spec.stateDir,
   ];
-  for (const h of spec.hidden) args.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
   for (const p of spec.readOnly) args.push('--ro-bind', p, p);
   for (const p of spec.writable) args.push('--bind', p, p);
+  // Last, so that a writable path holding a credential location (a home made writable) still hides it.
+  for (const h of spec.hidden) args.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
   args.push('--unshare-pid', '--unshare-ipc', ...(spec.network ? [] : ['--unshare-net']));
   // The holder mounts; commands drop every capability again before they run.
   args.push('--cap-add', 'ALL', '--die-with-parent');

@@ -34,6 +34,7 @@ export type { CommandLimits, ContainmentOptions } from './containment.js';
 export type { RepoInfo } from './repo.js';
 export type { ProcessIdentity } from './proc.js';
 export { probeBackends, backendByName, backendsInPreferenceOrder, type ProbeReport } from './probe.js';
+export { makeCopyBackend, type CopyBackendOptions } from './copy-backend.js';
 export { gc, DEFAULT_KEEP_DAYS, type GcOptions, type GcReport } from './gc.js';
 export { listSessions, type SessionSummary } from './list-sessions.js';
 export { defaultStateDir } from './state-dir.js';

@@ -61,6 +61,8 @@ export class NamespaceHolder {
     private readonly pidFile: string,
     /** bubblewrap arguments that take our git's writable storage away from commands. */
     private readonly commandView: readonly string[],
+    /** The holder shares the machine's network: nothing to join (an unprivileged user may not). */
+    private readonly hostNetwork: boolean,
   ) {}
 
   static async start(plan: HolderPlan, pidFile: string): Promise<NamespaceHolder> {
@@ -127,7 +129,7 @@ export class NamespaceHolder {
     infoPipe?.removeAllListeners('data');
     infoPipe?.resume();
     const commandView = [...plan.commandReadOnly.flatMap((p) => ['--ro-bind', p, p]), ...plan.commandHidden.flatMap((p) => ['--tmpfs', p])];
-    const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView);
+    const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network);
     await writeFile(pidFile, JSON.stringify({ pid: initPid, start: (await processStart(initPid)) ?? '' }));
     return holder;
   }
@@ -154,7 +156,7 @@ export class NamespaceHolder {
       ...(this.userns ? ['--user', '--preserve-credentials'] : []),
       '--mount',
       '--pid',
-      ...(plan.network ? [] : ['--net']),
+      ...(plan.network || this.hostNetwork ? [] : ['--net']),
       '--',
       ...prlimitArgs(plan.limits),
       'bwrap',

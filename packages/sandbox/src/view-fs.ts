@@ -70,13 +70,13 @@ export class ViewFs {
 
   private async walk(p: string, opts: { followLast?: boolean; create?: boolean } = {}): Promise<Walk> {
     const followLast = opts.followLast ?? true;
+    const queue = this.segments(p, p);
     const root = await open(await this.hostRoot(), constants.O_RDONLY | constants.O_DIRECTORY);
     const stack: FileHandle[] = [root];
     const names: string[] = [];
     const close = async (): Promise<void> => {
       for (const h of stack.splice(0).reverse()) await h.close().catch(() => undefined);
     };
-    const queue = this.segments(p, p);
     let hops = 0;
     const follow = async (dir: FileHandle, seg: string): Promise<void> => {
       if (++hops > MAX_SYMLINK_HOPS) throw new SandboxPathError(p, 'has too many levels of symbolic links');
@@ -138,9 +138,11 @@ export class ViewFs {
   }
 
   private async using<T>(p: string, opts: { followLast?: boolean; create?: boolean }, fn: (w: Walk) => Promise<T>): Promise<T> {
-    const w = await notFound(p, () => this.walk(p, opts));
+    // Making parents, a file where a directory should be stays ENOTDIR for the caller to explain.
+    const keepNotDir = opts.create === true;
+    const w = await notFound(p, () => this.walk(p, opts), keepNotDir);
     try {
-      return await notFound(p, () => fn(w));
+      return await notFound(p, () => fn(w), keepNotDir);
     } finally {
       await w.close();
     }
@@ -341,7 +343,11 @@ async function copyIn(srcDir: FileHandle, srcName: string, dstDir: FileHandle, d
   }
   if (st.isDirectory()) {
     await mkdir(under(dstDir, dstName), st.mode & 0o7777);
-    const [from, to] = [await openDir(srcDir, srcName), await openDir(dstDir, dstName)];
+    const from = await openDir(srcDir, srcName);
+    const to = await openDir(dstDir, dstName).catch(async (err: unknown) => {
+      await from.close();
+      throw err;
+    });
     try {
       for (const e of await readdir(self(from))) await copyIn(from, e, to, e);
       await to.utimes(st.atime, st.mtime);
@@ -366,11 +372,11 @@ async function copyIn(srcDir: FileHandle, srcName: string, dstDir: FileHandle, d
   }
 }
 
-async function notFound<T>(p: string, fn: () => Promise<T>): Promise<T> {
+async function notFound<T>(p: string, fn: () => Promise<T>, keepNotDir = false): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (isErr(err, 'ENOENT', 'ENOTDIR')) {
+    if (isErr(err, 'ENOENT') || (!keepNotDir && isErr(err, 'ENOTDIR'))) {
       throw new SandboxError('not-found', `"${p}" does not exist in the sandbox. Check the path (list the directory to see what is there).`, {
         cause: err,
       });

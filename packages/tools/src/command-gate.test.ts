@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sandbox, SandboxSession } from '@infinity-code/sandbox';
+import { makeCopyBackend, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
 import { DECLINED_UNCONTAINED, REFUSED_UNCONTAINED, type CommandRequest, type UncontainedPolicy } from './index.js';
 import { textOf, ToolAgent } from './test-support/agent.js';
 import { Fixtures } from './test-support/fixtures.js';
@@ -15,8 +15,8 @@ function asContained(sb: Sandbox): Sandbox {
   });
 }
 
-// Every backend reports `contained: false` until containment lands, so the gate is reachable on
-// a real sandbox here; the contained case is the same sandbox presented as contained.
+// A real sandbox whose commands are not confined (the copy backend forced to its fallback, as on a
+// machine without bubblewrap); the contained case is the same sandbox presented as contained.
 describe('execute_command where the sandbox cannot confine commands', { timeout: 30_000 }, () => {
   const fx = new Fixtures();
   let session: SandboxSession;
@@ -26,7 +26,7 @@ describe('execute_command where the sandbox cannot confine commands', { timeout:
 
   beforeAll(async () => {
     repo = await fx.repo({ 'a.txt': 'alpha\n' });
-    session = await fx.session(repo);
+    session = await fx.session(repo, makeCopyBackend({ containment: 'env-marker' }));
     sb = await session.create('gate');
   });
   afterAll(async () => {

@@ -2,15 +2,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSession, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
+import { makeCopyBackend, openSession, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
 import { codingTools, DECLINED_UNCONTAINED } from '@infinity-code/tools';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CompletionRequest, ScriptedReply } from '@infinity-code/runtime';
 import { createCommandApprovals } from './command-approvals.js';
 import { lastText, ROOT, startRig, type Rig } from './testing.js';
 
-// A real sandbox (its commands can't be confined on any backend yet: `contained` is false) and
-// the real execute_command tool asking through the TUI.
+// A real sandbox whose commands are not confined (the copy backend forced to its fallback, as on a
+// machine without bubblewrap: `contained` is false) and the real execute_command tool asking
+// through the TUI.
 let dir: string;
 let session: SandboxSession;
 let sb: Sandbox;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   git('init', '-q');
   git('add', '-A');
   git('commit', '-qm', 'initial');
-  session = await openSession({ repo, stateDir: join(dir, 'state') });
+  session = await openSession({ repo, stateDir: join(dir, 'state'), backend: makeCopyBackend({ containment: 'env-marker' }) });
   sb = await session.create('root');
 });
 afterAll(async () => {

@@ -5,7 +5,7 @@ import { chmod, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { openSession, probeBackends, type BackendName, type ExecProcess, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
+import { openSession, probeBackends, type BackendName, type SandboxBackend, type ExecProcess, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
 
 const run = promisify(execFile);
 
@@ -41,7 +41,7 @@ export class Fixtures {
   }
 
   /** A sandbox session on `repo`, with the given backend or the one the probe picks. */
-  async session(repo: string, backend?: BackendName): Promise<SandboxSession> {
+  async session(repo: string, backend?: BackendName | SandboxBackend): Promise<SandboxSession> {
     const session = await openSession({ repo, stateDir: await this.tempDir('ic-tools-state-'), ...(backend ? { backend } : {}) });
     this.sessions.push(session);
     return session;
