@@ -17,7 +17,7 @@ import type {
   SessionContext,
   SpawnedCommand,
 } from './backend.js';
-import { PLUMBING_CONFIG, type Snapshot } from './base-snapshot.js';
+import type { Snapshot } from './base-snapshot.js';
 import { rebaseCopy } from './copy-rebase.js';
 import { deltaNames } from './delta-layer.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
@@ -28,6 +28,7 @@ import { removeUnlisted } from './registry.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
 import { inheritedEnv } from './secret-env.js';
 import { applyToIndex, treeChanges } from './tree-changes.js';
+import { sealGit } from './trusted-git.js';
 
 /** How copy-backend commands are contained beyond their process group. */
 export type CommandContainment = 'pid-namespace' | 'env-marker';
@@ -132,8 +133,10 @@ class CopySession implements BackendSession {
     if (snapshot.tree !== baseTree) {
       // The base is the snapshot taken at open; a refresh since then is checked out on top,
       // touching only the files that differ (and leaving their stat data in the diff index).
-      const args = [`--git-dir=${this.ctx.repo.gitDir}`, `--work-tree=${sb.treeDir}`, 'read-tree', '--reset', '-u', baseTree, snapshot.tree];
-      await hostGit([...PLUMBING_CONFIG, ...args], { cwd: sb.treeDir, env: { ...this.ctx.objectEnv, GIT_INDEX_FILE: sb.diffIndex } });
+      await sealGit(hostGit, this.ctx.plumbingGitDir)([`--work-tree=${sb.treeDir}`, 'read-tree', '--reset', '-u', baseTree, snapshot.tree], {
+        cwd: sb.treeDir,
+        env: { ...this.ctx.objectEnv, GIT_INDEX_FILE: sb.diffIndex },
+      });
     }
     for (const heavy of this.ctx.heavyDirs) {
       // Fixed when the session opened; the user may have deleted it since.
@@ -312,12 +315,16 @@ class CopySandbox implements BackendSandbox {
     };
   }
 
-  /** Tree of the copy as it is now; the private diff index keeps this O(changed files) to hash. */
+  /**
+   * Tree of the copy as it is now; the private diff index keeps this O(changed files) to hash.
+   * With the session's own git dir: the copy's `.git` is the commands' to configure.
+   */
   async currentTree(): Promise<string> {
+    const git = sealGit(hostGit, this.ctx.plumbingGitDir);
     const env = { ...this.ctx.objectEnv, GIT_INDEX_FILE: this.diffIndex };
-    const base = [...PLUMBING_CONFIG, ...STAT_CONFIG, `--git-dir=${this.ctx.repo.gitDir}`, `--work-tree=${this.treeDir}`];
-    await hostGit([...base, 'add', '-A', '--', '.', EXCLUDE_PARTIAL_WRITES], { cwd: this.treeDir, env });
-    return text(await hostGit([...base, 'write-tree'], { cwd: this.treeDir, env }));
+    const base = [...STAT_CONFIG, `--work-tree=${this.treeDir}`];
+    await git([...base, 'add', '-A', '--', '.', EXCLUDE_PARTIAL_WRITES], { cwd: this.treeDir, env });
+    return text(await git([...base, 'write-tree'], { cwd: this.treeDir, env }));
   }
 
   async changeTrees(since: DiffSince): Promise<{ from: string; to: string }> {

@@ -39,6 +39,13 @@ export class SandboxPathError extends SandboxError {
   }
 }
 
+/** The subcommand and its first arguments, past the options that set up git (`--git-dir=…`, `-c k=v`). */
+function commandOf(args: readonly string[]): readonly string[] {
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-')) i += args[i] === '-c' || args[i] === '-C' ? 2 : 1;
+  return args.slice(i, i + 3);
+}
+
 /** A git command failed; carries its arguments and stderr for diagnosis. */
 export class GitError extends SandboxError {
   readonly args: readonly string[];
@@ -47,7 +54,7 @@ export class GitError extends SandboxError {
 
   constructor(args: readonly string[], stderr: string, exitCode: number | undefined, cause?: unknown) {
     const first = stderr.trim().split('\n').slice(-3).join(' / ') || 'no output';
-    super('git', `git ${args.slice(0, 3).join(' ')} failed (exit ${exitCode ?? '?'}): ${first}`, { cause });
+    super('git', `git ${commandOf(args).join(' ')} failed (exit ${exitCode ?? '?'}): ${first}`, { cause });
     this.name = 'GitError';
     this.args = args;
     this.stderr = stderr;

@@ -39,6 +39,7 @@ import { isPartialWrite } from './partial-write.js';
 import { removeUnlisted } from './registry.js';
 import { RwLock } from './rw-lock.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
+import { sealGit } from './trusted-git.js';
 import { buildTrees } from './view-trees.js';
 
 function overlayBackend(mode: OverlayMode): SandboxBackend {
@@ -313,7 +314,9 @@ class OverlaySandbox implements BackendSandbox {
       merged: holder.hostPath(repo.root),
       excluded,
     });
-    return buildTrees(this.ctx, holder.git(), paths, lowerInNs, repo.root);
+    // Inside the namespace `<repo>/.git` is the sandbox's own, which commands configure: the
+    // session's git dir is named instead, and no other config is read.
+    return buildTrees(this.ctx, sealGit(holder.git(), this.ctx.plumbingGitDir), paths, lowerInNs, repo.root);
   }
 
   /**

@@ -3,9 +3,9 @@ import { applyPatch, type ApplyResult } from './apply.js';
 import type { BackendSandbox, DiffSince, SessionContext } from './backend.js';
 import { diffTrees, type SandboxDiff } from './diff.js';
 import { SandboxError, SandboxPathError } from './errors.js';
-import { hostGit } from './git.js';
 import { collect, mergeEnv, watchProcess, type ExecOptions, type ExecProcess, type ExecResult } from './exec.js';
 import { RwLock } from './rw-lock.js';
+import { sealGit, userRepoGit } from './trusted-git.js';
 import { ViewFs, type DirEntry, type FileStat } from './view-fs.js';
 
 /** What a Sandbox needs from the session that owns it. */
@@ -199,13 +199,15 @@ export class Sandbox {
    * edits made here meanwhile merge, overlapping ones are left with conflict markers.
    */
   async apply(diff: SandboxDiff): Promise<ApplyResult> {
+    const { ctx } = this.owner;
     return this.op(async () =>
       applyPatch(
-        this.owner.ctx,
+        ctx,
         {
-          git: await this.handle.git(),
+          // The session's git dir, not the sandbox's own .git: nothing a command configured there runs.
+          git: sealGit(await this.handle.git(), ctx.plumbingGitDir),
           workTree: this.handle.commandRoot,
-          startIndex: this.owner.ctx.baseIndex,
+          startIndex: ctx.baseIndex,
           label: `sandbox ${this.id}`,
         },
         diff,
@@ -216,14 +218,19 @@ export class Sandbox {
   /**
    * Applies everything this sandbox changed since the snapshot (or `diff`, e.g. a reviewed subset
    * of it) to the user's working tree with a 3-way merge through a temporary index; the user's
-   * index and HEAD stay as they were.
+   * index and HEAD stay as they were. Their own repository and config are used (see trusted-git.ts).
    */
   async applyToWorkingTree(diff?: SandboxDiff): Promise<ApplyResult> {
     const patch = diff ?? (await this.diff({ since: 'snapshot' }));
     const { repo } = this.owner.ctx;
     return applyPatch(
       this.owner.ctx,
-      { git: hostGit, workTree: repo.root, startIndex: path.join(repo.gitDir, 'index'), label: `the working tree at ${repo.root}` },
+      {
+        git: userRepoGit(repo.gitDir),
+        workTree: repo.root,
+        startIndex: path.join(repo.gitDir, 'index'),
+        label: `the working tree at ${repo.root}`,
+      },
       patch,
     );
   }

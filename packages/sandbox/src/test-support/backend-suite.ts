@@ -6,6 +6,7 @@ import { registerContainmentTests, registerExecTests } from './suite-exec.js';
 import { registerIsolationTests } from './suite-isolation.js';
 import { registerRefreshTests } from './suite-refresh.js';
 import { registerResumeTests } from './suite-resume.js';
+import { registerTrustedGitTests } from './suite-trusted-git.js';
 import { cleanupTempDirs, tempDir } from './fixtures.js';
 
 export interface SuiteContext {
@@ -35,6 +36,7 @@ export function registerBackendSuite(backend: BackendName): void {
     registerChangeTests(ctx);
     registerResumeTests(ctx);
     registerRefreshTests(ctx);
+    registerTrustedGitTests(ctx);
   });
 }
 
