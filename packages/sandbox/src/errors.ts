@@ -32,8 +32,8 @@ export class SandboxError extends Error {
 export class SandboxPathError extends SandboxError {
   readonly path: string;
 
-  constructor(path: string, why: string) {
-    super('path-escape', `Path "${path}" ${why}. Use a path inside the repository, relative to its root.`);
+  constructor(path: string, why: string, advice = 'Use a path inside the repository, relative to its root.') {
+    super('path-escape', `Path "${path}" ${why}. ${advice}`);
     this.name = 'SandboxPathError';
     this.path = path;
   }

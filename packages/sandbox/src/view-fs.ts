@@ -79,6 +79,24 @@ export class ViewFs {
     return { host: rel === '' ? root : path.join(root, rel), rel };
   }
 
+  /**
+   * resolve() for an operation that changes the view. The sandbox's `.git` is refused (symlinks
+   * resolved first, so a link into it is refused too): it belongs to the git commands run in the
+   * sandbox, and config or hooks written there are programs git would run.
+   */
+  private async resolveForChange(p: string, opts: { followLast?: boolean } = {}): Promise<{ host: string; rel: string }> {
+    const resolved = await this.resolve(p, opts);
+    const { rel } = resolved;
+    if (rel === '.git' || rel.startsWith('.git/')) {
+      throw new SandboxPathError(
+        p,
+        rel === p ? "is inside the sandbox's .git directory" : `resolves into the sandbox's .git directory (to ${rel})`,
+        'File tools do not change .git: it holds the state of git commands. Use git itself (e.g. `git config`, `git checkout`) through a command.',
+      );
+    }
+    return resolved;
+  }
+
   private segments(p: string, original: string): string[] {
     if (!path.isAbsolute(p)) return p.split(/[/\\]/);
     for (const prefix of this.repoPrefixes) {
@@ -95,7 +113,7 @@ export class ViewFs {
   }
 
   async writeFile(p: string, data: string | Uint8Array, opts: { mode?: number } = {}): Promise<void> {
-    const { host, rel } = await this.resolve(p);
+    const { host, rel } = await this.resolveForChange(p);
     if (rel === '') throw new SandboxPathError(p, 'is the repository root, not a file');
     await mkdir(path.dirname(host), { recursive: true });
     const existing = await stat(host).catch(() => undefined);
@@ -120,17 +138,17 @@ export class ViewFs {
   }
 
   async chmod(p: string, mode: number): Promise<void> {
-    const { host } = await this.resolve(p);
+    const { host } = await this.resolveForChange(p);
     await notFound(p, () => chmod(host, mode));
   }
 
   async mkdir(p: string): Promise<void> {
-    const { host } = await this.resolve(p);
+    const { host } = await this.resolveForChange(p);
     await mkdir(host, { recursive: true });
   }
 
   async remove(p: string, opts: { recursive?: boolean } = {}): Promise<void> {
-    const { host, rel } = await this.resolve(p, { followLast: false });
+    const { host, rel } = await this.resolveForChange(p, { followLast: false });
     if (rel === '') throw new SandboxPathError(p, 'is the repository root and cannot be removed');
     const st = await notFound(p, () => lstat(host));
     if (st.isDirectory() && !opts.recursive) {
@@ -144,8 +162,8 @@ export class ViewFs {
    * so it falls back to copy + delete, which git's rename detection still reports as renames.
    */
   async rename(from: string, to: string): Promise<void> {
-    const src = await this.resolve(from, { followLast: false });
-    const dst = await this.resolve(to, { followLast: false });
+    const src = await this.resolveForChange(from, { followLast: false });
+    const dst = await this.resolveForChange(to, { followLast: false });
     await notFound(from, () => lstat(src.host));
     await mkdir(path.dirname(dst.host), { recursive: true });
     try {

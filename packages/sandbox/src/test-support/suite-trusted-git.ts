@@ -1,6 +1,7 @@
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { SandboxPathError } from '../index.js';
 import type { SuiteContext } from './backend-suite.js';
 import { git, lines, makeRepo, tempDir } from './fixtures.js';
 
@@ -228,5 +229,53 @@ export function registerTrustedGitTests(s: SuiteContext): void {
     expect(await child.squashInto()).toMatchObject({ clean: true, conflicts: [] });
     expect(await parent.applyToWorkingTree()).toMatchObject({ clean: true, conflicts: [] });
     expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toBe(lines(10).replace('line 7\n', 'line 7 parent\n').replace('line 9\n', 'line 9 child\n'));
+  });
+
+  it('file tools refuse to write into .git, directly or through a symlink, and still read it', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    expect((await sb.run('ln -s .git/config cfg && ln -s .git/hooks hooks && ln -s .git dotgit')).exitCode).toBe(0);
+    const config = await sb.readText('.git/config');
+    expect(config).toContain('[core]');
+    expect(await sb.readText('cfg')).toBe(config);
+
+    const refused = [
+      () => sb.writeFile('.git/config', '[core]\n\tfsmonitor = /bin/true\n'),
+      () => sb.writeFile('cfg', '[core]\n\tfsmonitor = /bin/true\n'),
+      () => sb.writeFile(path.join(sb.root, '.git', 'config'), 'x'),
+      () => sb.writeFile('./sub/../.git/config', 'x'),
+      () => sb.writeFile('hooks/post-checkout', '#!/bin/sh\n'),
+      () => sb.writeFile('dotgit/hooks/pre-commit', '#!/bin/sh\n'),
+      () => sb.mkdir('.git/hooks/new'),
+      () => sb.mkdir('dotgit/info'),
+      () => sb.chmod('cfg', 0o777),
+      () => sb.remove('.git/HEAD'),
+      () => sb.remove('.git', { recursive: true }),
+      () => sb.rename('a.txt', '.git/hooks/pre-commit'),
+      () => sb.rename('a.txt', 'hooks/pre-commit'),
+      () => sb.rename('.git/config', 'stolen-config'),
+      () => sb.rename('.git', 'moved-git'),
+    ];
+    for (const op of refused) {
+      const err = await op().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(SandboxPathError);
+      expect((err as Error).message).toMatch(/\.git/);
+    }
+    expect(await sb.readText('.git/config')).toBe(config);
+    expect((await sb.run('cat .git/config')).stdout).toBe(config);
+    expect(await sb.exists('.git/hooks/pre-commit')).toBe(false);
+    expect(await sb.readText('a.txt')).toBe('a\n');
+
+    // Names that only start like .git, nested repositories' .git, and the links themselves are fair game.
+    await sb.writeFile('.gitignore', 'x\n');
+    await sb.writeFile('.github/workflows/ci.yml', 'on: push\n');
+    await sb.writeFile('vendor/lib/.git/config', '[core]\n');
+    await sb.remove('cfg');
+    await sb.rename('hooks', 'hooks-link');
+    expect(await sb.readText('.git/config')).toBe(config);
   });
 }
