@@ -184,6 +184,21 @@ export function registerTrustedGitTests(s: SuiteContext): void {
     expect(await traps.fired()).toEqual([]);
   });
 
+  it('a refresh moving the sandbox git state onto the new snapshot writes through no link a command left in its .git', async () => {
+    const victim = path.join(await tempDir('ic-victim-'), 'precious.txt');
+    await writeFile(victim, 'precious\n');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    expect((await sb.run(`ln -s ${quote(victim)} .git/HEAD.refresh`)).exitCode).toBe(0);
+
+    await writeFile(path.join(repo, 'a.txt'), 'a from the user\n');
+    expect((await session.refreshBase()).files).toEqual(['a.txt']);
+    expect(await readFile(victim, 'utf8')).toBe('precious\n');
+    expect(await sb.readText('a.txt')).toBe('a from the user\n');
+    expect(await sb.run('git status --porcelain')).toMatchObject({ exitCode: 0, stdout: '' });
+  });
+
   it("ignore rules from outside the tree still apply to sandbox diffs: the repository's info/exclude and the user's global excludes", async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     await writeFile(path.join(repo, '.git', 'info', 'exclude'), '*.local\n');
