@@ -17,7 +17,7 @@ export interface ApplyResult {
 }
 
 export interface ApplyTarget {
-  /** git runner that can see `workTree` (inside the namespace for overlay sandboxes). */
+  /** git bound to the git dir and config the target may use (see trusted-git.ts). */
   git: GitRunner;
   /** Work tree as `git` sees it. */
   workTree: string;
@@ -46,12 +46,11 @@ export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff:
     }
     await writeFile(patchFile, diff.patchBytes);
     const env = { ...ctx.objectEnv, GIT_INDEX_FILE: index };
-    const base = [`--git-dir=${ctx.repo.gitDir}`, `--work-tree=${target.workTree}`, '-c', 'core.quotePath=false'];
+    const base = [`--work-tree=${target.workTree}`, '-c', 'core.quotePath=false'];
     const touched = new Set(diff.files.flatMap((f) => (f.oldPath ? [f.oldPath, f.path] : [f.path])));
     // update-index, unlike add, also takes ignored files and quietly skips missing ones.
     await stagePaths({
       git: target.git,
-      gitDir: ctx.repo.gitDir,
       workTree: target.workTree,
       index,
       paths: [...touched],

@@ -41,6 +41,11 @@ export interface SessionContext {
   readonly heavyDirs: readonly string[];
   /** Env that routes new objects into the session store. */
   readonly objectEnv: Readonly<Record<string, string>>;
+  /**
+   * The session's own git dir (see plumbing-git-dir.ts): the only one git may use over sandbox
+   * content, through sealGit (trusted-git.ts).
+   */
+  readonly plumbingGitDir: string;
 }
 
 /** The snapshot sandboxes are being moved from and to by a base refresh. */
@@ -86,7 +91,12 @@ export interface BackendSandbox {
   readonly contained: boolean;
   /** Host path through which this process reads and writes the merged view. */
   viewRoot(): Promise<string>;
-  /** git with the merged view reachable at `commandRoot` (inside the namespace on overlay). */
+  /**
+   * git that sees the merged view at `commandRoot` (inside the namespace on overlay: from here
+   * the view is reachable only under /proc/<pid>/root, which git, resolving its work tree's real
+   * path, would turn into the user's own tree). It binds no git dir and trusts no config: wrap it
+   * with sealGit (trusted-git.ts) before use.
+   */
   git(): Promise<GitRunner>;
   /** Starts a shell command in the merged view, as leader of a new process group. */
   spawn(spec: CommandSpec): Promise<SpawnedCommand>;

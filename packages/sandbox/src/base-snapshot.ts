@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { hostGit, text } from './git.js';
+import { text } from './git.js';
 import type { RepoInfo } from './repo.js';
+import { userRepoGit } from './trusted-git.js';
 
 /** A commit of the user's working tree as it was when the session started. */
 export interface Snapshot {
@@ -24,8 +25,12 @@ export function objectEnv(repo: RepoInfo, objectsDir: string): Record<string, st
   };
 }
 
-/** Config that keeps our plumbing away from user hooks and caches tied to the real index. */
-export const PLUMBING_CONFIG = ['-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false'];
+/**
+ * git in the user's repository: their config (it is their tree), no fsmonitor or hooks; and no
+ * untracked cache, which is tied to their real index.
+ */
+const git = userRepoGit();
+const NO_UNTRACKED_CACHE = ['-c', 'core.untrackedCache=false'];
 
 const IDENTITY = {
   GIT_AUTHOR_NAME: 'infinity-code',
@@ -48,8 +53,8 @@ export async function workingTreeTree(repo: RepoInfo, objectsDir: string, scratc
   });
   const env = { ...objectEnv(repo, objectsDir), GIT_INDEX_FILE: index };
   try {
-    await hostGit([...PLUMBING_CONFIG, 'add', '-A'], { cwd: repo.root, env });
-    return text(await hostGit(['write-tree'], { cwd: repo.root, env }));
+    await git([...NO_UNTRACKED_CACHE, 'add', '-A'], { cwd: repo.root, env });
+    return text(await git(['write-tree'], { cwd: repo.root, env }));
   } finally {
     await rm(index, { force: true });
     await rm(`${index}.lock`, { force: true });
@@ -60,10 +65,10 @@ export async function workingTreeTree(repo: RepoInfo, objectsDir: string, scratc
 export async function takeSnapshot(repo: RepoInfo, objectsDir: string, scratchDir: string): Promise<Snapshot> {
   const tree = await workingTreeTree(repo, objectsDir, scratchDir);
   const env = { ...objectEnv(repo, objectsDir), ...IDENTITY };
-  const headOut = await hostGit(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, env, okExitCodes: [1] });
+  const headOut = await git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, env, okExitCodes: [1] });
   const parent = headOut.exitCode === 0 ? text(headOut) : null;
   const commit = text(
-    await hostGit(['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', 'infinity-code: snapshot of the working tree'], {
+    await git(['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', 'infinity-code: snapshot of the working tree'], {
       cwd: repo.root,
       env,
     }),
@@ -95,7 +100,7 @@ export async function materializeBase(
 ): Promise<void> {
   await mkdir(baseDir, { recursive: true });
   const env = { ...objectEnv(repo, objectsDir), GIT_INDEX_FILE: baseIndex };
-  await hostGit(
+  await git(
     [
       `--git-dir=${repo.gitDir}`,
       `--work-tree=${baseDir}`,

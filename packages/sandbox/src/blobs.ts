@@ -1,5 +1,6 @@
 import type { SessionContext } from './backend.js';
-import { hostGit, type GitRunner } from './git.js';
+import type { GitRunner } from './git.js';
+import { sealedGit } from './trusted-git.js';
 
 const NULL_ID = /^0+$/;
 
@@ -8,11 +9,11 @@ function batchInput(ids: Iterable<string>): string[] {
 }
 
 /** Sizes in bytes of objects, read from their headers (nothing is inflated). Missing ids are absent. */
-export async function objectSizes(ctx: SessionContext, ids: Iterable<string>, git: GitRunner = hostGit): Promise<Map<string, number>> {
+export async function objectSizes(ctx: SessionContext, ids: Iterable<string>, git: GitRunner = sealedGit(ctx.plumbingGitDir)): Promise<Map<string, number>> {
   const wanted = batchInput(ids);
   const sizes = new Map<string, number>();
   if (wanted.length === 0) return sizes;
-  const out = await git([`--git-dir=${ctx.repo.gitDir}`, 'cat-file', '--batch-check=%(objectname) %(objectsize)'], {
+  const out = await git(['cat-file', '--batch-check=%(objectname) %(objectsize)'], {
     cwd: ctx.tmpDir,
     env: { ...ctx.objectEnv },
     input: `${wanted.join('\n')}\n`,
@@ -28,12 +29,12 @@ export async function objectSizes(ctx: SessionContext, ids: Iterable<string>, gi
  * Contents of small objects (symlink targets). The caller keeps the ids to objects it knows are
  * small: everything is read into memory.
  */
-export async function readObjects(ctx: SessionContext, ids: Iterable<string>, git: GitRunner = hostGit): Promise<Map<string, Buffer>> {
+export async function readObjects(ctx: SessionContext, ids: Iterable<string>, git: GitRunner = sealedGit(ctx.plumbingGitDir)): Promise<Map<string, Buffer>> {
   const wanted = batchInput(ids);
   const contents = new Map<string, Buffer>();
   if (wanted.length === 0) return contents;
   const out = (
-    await git([`--git-dir=${ctx.repo.gitDir}`, 'cat-file', '--batch'], {
+    await git(['cat-file', '--batch'], {
       cwd: ctx.tmpDir,
       env: { ...ctx.objectEnv },
       input: `${wanted.join('\n')}\n`,

@@ -17,7 +17,7 @@ import type {
   SessionContext,
   SpawnedCommand,
 } from './backend.js';
-import { PLUMBING_CONFIG, type Snapshot } from './base-snapshot.js';
+import type { Snapshot } from './base-snapshot.js';
 import { rebaseCopy } from './copy-rebase.js';
 import { deltaNames } from './delta-layer.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
@@ -33,6 +33,7 @@ import { removeUnlisted } from './registry.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
 import { inheritedEnv } from './secret-env.js';
 import { applyToIndex, treeChanges } from './tree-changes.js';
+import { sealGit } from './trusted-git.js';
 
 /**
  * How copy-backend commands are contained: 'confined' runs them in a holder's confined view like
@@ -150,8 +151,10 @@ class CopySession implements BackendSession {
     if (snapshot.tree !== baseTree) {
       // The base is the snapshot taken at open; a refresh since then is checked out on top,
       // touching only the files that differ (and leaving their stat data in the diff index).
-      const args = [`--git-dir=${this.ctx.repo.gitDir}`, `--work-tree=${sb.treeDir}`, 'read-tree', '--reset', '-u', baseTree, snapshot.tree];
-      await hostGit([...PLUMBING_CONFIG, ...args], { cwd: sb.treeDir, env: { ...this.ctx.objectEnv, GIT_INDEX_FILE: sb.diffIndex } });
+      await sealGit(hostGit, this.ctx.plumbingGitDir)([`--work-tree=${sb.treeDir}`, 'read-tree', '--reset', '-u', baseTree, snapshot.tree], {
+        cwd: sb.treeDir,
+        env: { ...this.ctx.objectEnv, GIT_INDEX_FILE: sb.diffIndex },
+      });
     }
     for (const heavy of this.ctx.heavyDirs) {
       // Fixed when the session opened; the user may have deleted it since.
@@ -325,7 +328,8 @@ class CopySandbox implements BackendSandbox {
           userns: process.getuid?.() !== 0,
           stateDir: c.stateDir,
           hidden: c.hidden,
-          readOnly: [...new Set([repo.root, repo.commonDir])],
+          // The session's own git dir too: our git in the view reads its config from there.
+          readOnly: [...new Set([repo.root, repo.commonDir, this.ctx.plumbingGitDir])],
           // The copy (and its diff index) for commands and our git; the object store and scratch
           // dir for our git only (commandReadOnly, commandHidden).
           writable: [this.dir, objectsDir, tmpDir, ...c.writable],
@@ -385,15 +389,18 @@ class CopySandbox implements BackendSandbox {
   /** Nested repositories the last currentTree() left out. */
   private nestedRepos: string[] = [];
 
-  /** Tree of the copy as it is now; the private diff index keeps this O(changed files) to hash. */
+  /**
+   * Tree of the copy as it is now; the private diff index keeps this O(changed files) to hash.
+   * With the session's own git dir: the copy's `.git` is the commands' to configure.
+   */
   async currentTree(): Promise<string> {
-    const env = { ...this.ctx.objectEnv, GIT_INDEX_FILE: this.diffIndex };
-    const base = [...PLUMBING_CONFIG, ...STAT_CONFIG, `--git-dir=${this.ctx.repo.gitDir}`, `--work-tree=${this.treeDir}`];
     // In the confined view when there is one: a symlink swapped mid-hash leads only where commands reach.
-    const run = await this.git();
-    const git = (args: readonly string[], opts: GitRunOptions = {}) => run([...base, ...args], { ...opts, cwd: this.treeDir, env });
+    const sealed = sealGit(await this.git(), this.ctx.plumbingGitDir);
+    const env = { ...this.ctx.objectEnv, GIT_INDEX_FILE: this.diffIndex };
+    const base = [...STAT_CONFIG, `--work-tree=${this.treeDir}`];
+    const git: GitRunner = (args, opts = {}) => sealed([...base, ...args], { ...opts, cwd: this.treeDir, env });
     this.nestedRepos = await addAllButNestedRepos(git, ['.', EXCLUDE_PARTIAL_WRITES]);
-    return text(await run([...base, 'write-tree'], { cwd: this.treeDir, env }));
+    return text(await git(['write-tree'], { env }));
   }
 
   async changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos: string[] }> {

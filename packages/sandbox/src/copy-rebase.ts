@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { lstat, rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { BaseChange, SessionContext } from './backend.js';
-import { hostGit, text } from './git.js';
+import { text } from './git.js';
 import { applyToIndex, isGone, treeChanges, type TreeChange } from './tree-changes.js';
+import { sealedGit } from './trusted-git.js';
 
 /** A copy sandbox as its rebase sees it. */
 export interface CopyToRebase {
@@ -58,7 +59,7 @@ export async function rebaseCopy(ctx: SessionContext, sb: CopyToRebase, change: 
   }
   if (writes.length > 0) {
     // checkout-index without -u only reads the index: the shared base index stays as it is.
-    await hostGit([`--git-dir=${ctx.repo.gitDir}`, `--work-tree=${sb.treeDir}`, 'checkout-index', '-f', '-z', '--stdin'], {
+    await sealedGit(ctx.plumbingGitDir)([`--work-tree=${sb.treeDir}`, 'checkout-index', '-f', '-z', '--stdin'], {
       cwd: sb.treeDir,
       env: { ...ctx.objectEnv, GIT_INDEX_FILE: ctx.baseIndex },
       input: writes.map((c) => `${c.path}\0`).join(''),
@@ -73,11 +74,11 @@ async function movedSpawnTree(ctx: SessionContext, spawnTree: string, change: Ba
   if (spawnTree === change.from.tree && moved.length === change.changes.length) return change.to.tree;
   const index = path.join(ctx.tmpDir, `spawn-${randomUUID()}.index`);
   const env = { ...ctx.objectEnv, GIT_INDEX_FILE: index };
-  const gitDir = `--git-dir=${ctx.repo.gitDir}`;
+  const git = sealedGit(ctx.plumbingGitDir);
   try {
-    await hostGit([gitDir, 'read-tree', spawnTree], { cwd: ctx.tmpDir, env });
+    await git(['read-tree', spawnTree], { cwd: ctx.tmpDir, env });
     await applyToIndex(ctx, index, moved);
-    return text(await hostGit([gitDir, 'write-tree'], { cwd: ctx.tmpDir, env }));
+    return text(await git(['write-tree'], { cwd: ctx.tmpDir, env }));
   } finally {
     await rm(index, { force: true });
     await rm(`${index}.lock`, { force: true });

@@ -6,6 +6,7 @@ import { removeTree } from './fs-util.js';
 import { makeGitRunner } from './git.js';
 import { BASE_LAYER } from './layer-stack.js';
 import type { OverlayMode } from './overlay-mounts.js';
+import { USER_REPO_SWITCHES } from './trusted-git.js';
 
 /** Where a delta layer and its index live, session-relative. */
 export interface DeltaNames {
@@ -59,7 +60,8 @@ export async function buildDeltaLayer(ctx: SessionContext, mode: OverlayMode, ne
     const view = path.join(scratch, 'view');
     const git = makeGitRunner(['unshare', ...ns, '--mount', '--propagation', 'private', '--', 'sh', '-c', MOUNT_THEN_EXEC, 'delta-layer', sessionDir, options, view]);
     const workers = `checkout.workers=${checkoutWorkers()}`;
-    await git([`--git-dir=${ctx.repo.gitDir}`, `--work-tree=${view}`, '-c', workers, 'read-tree', '--reset', '-u', ctx.baseTree, next], {
+    // The user's snapshot into a layer of ours: their repository and config, as for the base.
+    await git([`--git-dir=${ctx.repo.gitDir}`, `--work-tree=${view}`, ...USER_REPO_SWITCHES, '-c', workers, 'read-tree', '--reset', '-u', ctx.baseTree, next], {
       cwd: sessionDir,
       env: { ...ctx.objectEnv, GIT_INDEX_FILE: partialIndex },
     });

@@ -1,8 +1,9 @@
 import type { OmittedFile } from './apply-policy.js';
 import type { SessionContext } from './backend.js';
 import { readObjects } from './blobs.js';
-import { hostGit, nulFields } from './git.js';
+import { nulFields } from './git.js';
 import { NO_MODE, parseRawZ } from './raw-changes.js';
+import { sealedGit } from './trusted-git.js';
 
 export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
 
@@ -53,14 +54,15 @@ const STATUS: Record<string, ChangeStatus> = {
   T: 'type-changed',
 };
 
-/** Plumbing diff between two trees: no user diff config (noprefix, external tools) can leak in. */
+/** Plumbing diff between two trees with the session's own git dir: no diff config, external tool or textconv applies. */
 export async function diffTrees(ctx: SessionContext, from: string, to: string, extra: { omitted?: readonly OmittedFile[] } = {}): Promise<SandboxDiff> {
-  const gitDir = `--git-dir=${ctx.repo.gitDir}`;
+  const git = sealedGit(ctx.plumbingGitDir);
   const opts = { cwd: ctx.tmpDir, env: { ...ctx.objectEnv } };
+  const plain = ['--no-ext-diff', '--no-textconv'];
   const [patchOut, rawOut, numOut] = await Promise.all([
-    hostGit([gitDir, 'diff-tree', '-r', '-p', '--binary', '-M', '--no-color', '--no-ext-diff', '--no-textconv', from, to], opts),
-    hostGit([gitDir, 'diff-tree', '-r', '-z', '-M', '--raw', from, to], opts),
-    hostGit([gitDir, 'diff-tree', '-r', '-z', '-M', '--numstat', from, to], opts),
+    git(['diff-tree', '-r', '-p', '--binary', '-M', '--no-color', ...plain, from, to], opts),
+    git(['diff-tree', '-r', '-z', '-M', '--raw', ...plain, from, to], opts),
+    git(['diff-tree', '-r', '-z', '-M', '--numstat', ...plain, from, to], opts),
   ]);
   const raw = parseRawZ(rawOut.stdout);
   const targets = await readObjects(ctx, raw.filter((c) => c.newMode === SYMLINK).map((c) => c.newId));

@@ -36,11 +36,18 @@ export class SandboxError extends Error {
 export class SandboxPathError extends SandboxError {
   readonly path: string;
 
-  constructor(path: string, why: string) {
-    super('path-escape', `Path "${path}" ${why}. Use a path inside the repository, relative to its root.`);
+  constructor(path: string, why: string, advice = 'Use a path inside the repository, relative to its root.') {
+    super('path-escape', `Path "${path}" ${why}. ${advice}`);
     this.name = 'SandboxPathError';
     this.path = path;
   }
+}
+
+/** The subcommand and its first arguments, past the options that set up git (`--git-dir=…`, `-c k=v`). */
+function commandOf(args: readonly string[]): readonly string[] {
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-')) i += args[i] === '-c' || args[i] === '-C' ? 2 : 1;
+  return args.slice(i, i + 3);
 }
 
 /** A git command failed; carries its arguments and stderr for diagnosis. */
@@ -51,7 +58,7 @@ export class GitError extends SandboxError {
 
   constructor(args: readonly string[], stderr: string, exitCode: number | undefined, cause?: unknown) {
     const first = stderr.trim().split('\n').slice(-3).join(' / ') || 'no output';
-    super('git', `git ${args.slice(0, 3).join(' ')} failed (exit ${exitCode ?? '?'}): ${first}`, { cause });
+    super('git', `git ${commandOf(args).join(' ')} failed (exit ${exitCode ?? '?'}): ${first}`, { cause });
     this.name = 'GitError';
     this.args = args;
     this.stderr = stderr;

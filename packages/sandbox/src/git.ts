@@ -16,7 +16,10 @@ export interface GitOutput {
   exitCode: number;
 }
 
-/** Runs one git command; the prefix lets the same code run git inside a sandbox's namespace. */
+/**
+ * Runs one git command; the prefix lets the same code run git inside a sandbox's namespace. Which
+ * git dir and config it may trust is added around it (see trusted-git.ts).
+ */
 export type GitRunner = (args: readonly string[], opts?: GitRunOptions) => Promise<GitOutput>;
 
 // Inherited git variables (e.g. when the CLI runs from a git hook) would silently redirect our
@@ -33,9 +36,19 @@ const REDIRECTING_VARS = [
   'GIT_QUARANTINE_PATH',
 ];
 
+/**
+ * Config handed down in the environment (by `git -c`, or GIT_CONFIG_COUNT/KEY/VALUE), e.g. when
+ * the CLI runs from a git alias or hook: it would apply to all our plumbing, even where we trust
+ * no config at all (see trusted-git.ts).
+ */
+function isPassedDownConfig(name: string): boolean {
+  return name === 'GIT_CONFIG_PARAMETERS' || name === 'GIT_CONFIG_COUNT' || /^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(name);
+}
+
 export function cleanGitEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
   const env = inheritedEnv();
   for (const k of REDIRECTING_VARS) delete env[k];
+  for (const k of Object.keys(env)) if (isPassedDownConfig(k)) delete env[k];
   // Stable, parseable messages and no prompts or optional lock writes into the user's repo.
   env.LC_ALL = 'C';
   env.GIT_TERMINAL_PROMPT = '0';

@@ -43,6 +43,7 @@ import { isPartialWrite } from './partial-write.js';
 import { removeUnlisted } from './registry.js';
 import { RwLock } from './rw-lock.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
+import { sealGit } from './trusted-git.js';
 import { buildTrees } from './view-trees.js';
 
 function overlayBackend(mode: OverlayMode): SandboxBackend {
@@ -363,8 +364,11 @@ class OverlaySandbox implements BackendSandbox {
       merged: holder.hostPath(repo.root),
       excluded,
     });
-    // Paths inside a nested repository's .git never reach a tree (git refuses them): named here.
-    return { ...(await buildTrees(this.ctx, this.nsGit(holder), paths, lowerInNs, repo.root)), nestedRepos: nestedRepoDirs(paths) };
+    // Inside the namespace `<repo>/.git` is the sandbox's own, which commands configure: the
+    // session's git dir is named instead, and no other config is read. Paths inside a nested
+    // repository's .git never reach a tree (git refuses them): named here.
+    const trees = await buildTrees(this.ctx, sealGit(this.nsGit(holder), this.ctx.plumbingGitDir), paths, lowerInNs, repo.root);
+    return { ...trees, nestedRepos: nestedRepoDirs(paths) };
   }
 
   /**

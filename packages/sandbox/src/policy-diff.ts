@@ -5,7 +5,8 @@ import { classifyChanges, resolveLink, type ApplyPolicyOptions, type PolicyChang
 import type { SessionContext } from './backend.js';
 import { objectSizes, readObjects } from './blobs.js';
 import { diffTrees, type SandboxDiff } from './diff.js';
-import { hostGit, nulFields, text, type GitRunner } from './git.js';
+import { nulFields, text, type GitRunner } from './git.js';
+import { sealedGit } from './trusted-git.js';
 import { reposAbove } from './nested-repos.js';
 import { ignoredInWorkingTree } from './user-ignored.js';
 import { NO_MODE, rawChanges, type RawChange } from './raw-changes.js';
@@ -112,7 +113,7 @@ async function linksOnTheWay(ctx: SessionContext, tree: string, newLinks: Readon
 
 /** The symlinks among `paths` in `tree`, with their targets. */
 async function symlinksAt(ctx: SessionContext, tree: string, paths: readonly string[]): Promise<Map<string, string>> {
-  const out = await hostGit([`--git-dir=${ctx.repo.gitDir}`, '--literal-pathspecs', 'ls-tree', '-z', tree, '--', ...paths], {
+  const out = await sealedGit(ctx.plumbingGitDir)(['--literal-pathspecs', 'ls-tree', '-z', tree, '--', ...paths], {
     cwd: ctx.tmpDir,
     env: { ...ctx.objectEnv },
   });
@@ -155,7 +156,7 @@ async function notIgnoredInView(ctx: SessionContext, req: PolicyDiffRequest, dir
 async function withoutChanges(ctx: SessionContext, to: string, dropped: readonly RawChange[]): Promise<string> {
   const index = path.join(ctx.tmpDir, `policy-${randomUUID()}.index`);
   const env = { ...ctx.objectEnv, GIT_INDEX_FILE: index };
-  const gitDir = `--git-dir=${ctx.repo.gitDir}`;
+  const git = sealedGit(ctx.plumbingGitDir);
   const removals: Buffer[] = [];
   const restores: Buffer[] = [];
   const entry = (mode: string, id: string, p: Buffer) => Buffer.concat([Buffer.from(`${mode} ${id}\t`), p, Buffer.from([0])]);
@@ -165,9 +166,9 @@ async function withoutChanges(ctx: SessionContext, to: string, dropped: readonly
     if (c.oldMode !== NO_MODE) restores.push(entry(c.oldMode, c.oldId, c.oldPathBytes ?? c.pathBytes));
   }
   try {
-    await hostGit([gitDir, 'read-tree', to], { cwd: ctx.tmpDir, env });
-    await hostGit([gitDir, 'update-index', '-z', '--index-info'], { cwd: ctx.tmpDir, env, input: Buffer.concat([...removals, ...restores]) });
-    return text(await hostGit([gitDir, 'write-tree'], { cwd: ctx.tmpDir, env }));
+    await git(['read-tree', to], { cwd: ctx.tmpDir, env });
+    await git(['update-index', '-z', '--index-info'], { cwd: ctx.tmpDir, env, input: Buffer.concat([...removals, ...restores]) });
+    return text(await git(['write-tree'], { cwd: ctx.tmpDir, env }));
   } finally {
     await rm(index, { force: true });
     await rm(`${index}.lock`, { force: true });

@@ -1,5 +1,5 @@
 import type { SessionContext } from './backend.js';
-import { hostGit, type GitRunner } from './git.js';
+import { sealedGit } from './trusted-git.js';
 
 /** Git's mode for "no entry on this side". */
 export const NO_MODE = '000000';
@@ -23,8 +23,9 @@ export interface RawChange {
 }
 
 /** Every change between two trees, renames paired (`-M`), as git lists them. */
-export async function rawChanges(ctx: SessionContext, from: string, to: string, git: GitRunner = hostGit): Promise<RawChange[]> {
-  const out = await git([`--git-dir=${ctx.repo.gitDir}`, 'diff-tree', '-r', '-z', '-M', '--raw', from, to], {
+export async function rawChanges(ctx: SessionContext, from: string, to: string): Promise<RawChange[]> {
+  // Trees of sandbox content: the session's own git dir, no config anyone else wrote.
+  const out = await sealedGit(ctx.plumbingGitDir)(['diff-tree', '-r', '-z', '-M', '--raw', from, to], {
     cwd: ctx.tmpDir,
     env: { ...ctx.objectEnv },
   });

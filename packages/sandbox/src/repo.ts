@@ -1,7 +1,8 @@
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SandboxError } from './errors.js';
-import { hostGit, nulFields, text } from './git.js';
+import { nulFields, text } from './git.js';
+import { userRepoGit } from './trusted-git.js';
 
 /** Where the user's repository lives; all paths absolute and canonical. */
 export interface RepoInfo {
@@ -19,7 +20,7 @@ export async function resolveRepo(anyPath: string): Promise<RepoInfo> {
   let out: string;
   try {
     out = text(
-      await hostGit(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], {
+      await userRepoGit()(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], {
         cwd: anyPath,
       }),
     );
@@ -47,7 +48,7 @@ export async function resolveRepo(anyPath: string): Promise<RepoInfo> {
  * commands need them, so the sandboxes share them copy-on-write (overlay) or copy them.
  */
 export async function findHeavyDirs(repo: RepoInfo): Promise<string[]> {
-  const out = await hostGit(
+  const out = await userRepoGit()(
     ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'],
     { cwd: repo.root },
   );

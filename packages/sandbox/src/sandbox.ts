@@ -5,10 +5,10 @@ import { applyPatch, type ApplyResult } from './apply.js';
 import type { BackendSandbox, DiffSince, SessionContext } from './backend.js';
 import type { SandboxDiff } from './diff.js';
 import { SandboxError, SandboxPathError } from './errors.js';
-import { hostGit } from './git.js';
 import { policyDiff } from './policy-diff.js';
 import { collect, mergeEnv, watchProcess, type ExecOptions, type ExecProcess, type ExecResult } from './exec.js';
 import { RwLock } from './rw-lock.js';
+import { sealGit, userRepoGit } from './trusted-git.js';
 import { ViewFs, type DirEntry, type FileStat } from './view-fs.js';
 
 export interface DiffOptions {
@@ -233,13 +233,15 @@ export class Sandbox {
    */
   async apply(diff: SandboxDiff): Promise<ApplyResult> {
     await refuseUnsafeChanges(this.owner.ctx, diff, this.owner.policy);
+    const { ctx } = this.owner;
     return this.op(async () =>
       applyPatch(
-        this.owner.ctx,
+        ctx,
         {
-          git: await this.handle.git(),
+          // The session's git dir, not the sandbox's own .git: nothing a command configured there runs.
+          git: sealGit(await this.handle.git(), ctx.plumbingGitDir),
           workTree: this.handle.commandRoot,
-          startIndex: this.owner.ctx.baseIndex,
+          startIndex: ctx.baseIndex,
           label: `sandbox ${this.id}`,
         },
         diff,
@@ -250,9 +252,9 @@ export class Sandbox {
   /**
    * Applies everything this sandbox changed since the snapshot (workingTreeDiff(), or `diff`, e.g.
    * a reviewed subset of it) to the user's working tree with a 3-way merge through a temporary
-   * index; the user's index and HEAD stay as they were. A diff holding what workingTreeDiff()
-   * leaves out (say, a file the user's tree gained, ignored, during the review) is refused whole
-   * with SandboxError 'unsafe-change'.
+   * index; the user's index and HEAD stay as they were, and their own repository and config are
+   * used (see trusted-git.ts). A diff holding what workingTreeDiff() leaves out (say, a file the
+   * user's tree gained, ignored, during the review) is refused whole with SandboxError 'unsafe-change'.
    */
   async applyToWorkingTree(diff?: SandboxDiff): Promise<ApplyResult> {
     const patch = diff ?? (await this.workingTreeDiff());
@@ -260,7 +262,12 @@ export class Sandbox {
     await refuseUnsafeChanges(this.owner.ctx, patch, this.owner.policy, repo.root);
     return applyPatch(
       this.owner.ctx,
-      { git: hostGit, workTree: repo.root, startIndex: path.join(repo.gitDir, 'index'), label: `the working tree at ${repo.root}` },
+      {
+        git: userRepoGit(repo.gitDir),
+        workTree: repo.root,
+        startIndex: path.join(repo.gitDir, 'index'),
+        label: `the working tree at ${repo.root}`,
+      },
       patch,
     );
   }

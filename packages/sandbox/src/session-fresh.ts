@@ -5,6 +5,7 @@ import type { SandboxBackend, SessionContext } from './backend.js';
 import { pickBackend, type BackendChoice } from './backend-choice.js';
 import { materializeBase, objectEnv, takeSnapshot } from './base-snapshot.js';
 import { removeTree } from './fs-util.js';
+import { ensurePlumbingGitDir } from './plumbing-git-dir.js';
 import { identify } from './proc.js';
 import { writeRegistry } from './registry.js';
 import { findHeavyDirs, type RepoInfo } from './repo.js';
@@ -43,6 +44,7 @@ export async function startFreshSession(repo: RepoInfo, stateDir: string, choice
     const tmpDir = path.join(sessionDir, 'tmp');
     await mkdir(objectsDir, { recursive: true });
     await mkdir(tmpDir, { recursive: true });
+    const plumbingGitDir = await ensurePlumbingGitDir(sessionDir, repo);
     // Both walk the whole working tree (stat calls mostly): side by side, the waits overlap.
     const [heavyDirs, snapshot] = await Promise.all([findHeavyDirs(repo), takeSnapshot(repo, objectsDir, tmpDir)]);
     const baseDir = path.join(sessionDir, 'base');
@@ -66,6 +68,7 @@ export async function startFreshSession(repo: RepoInfo, stateDir: string, choice
       tmpDir,
       heavyDirs,
       objectEnv: objectEnv(repo, objectsDir),
+      plumbingGitDir,
     };
     return { ctx, backend, record };
   } catch (err) {

@@ -1,4 +1,4 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backendByName, gc, listSessions, openSession, SandboxError, type OpenSessionOptions, type SandboxSession } from './index.js';
@@ -89,6 +89,25 @@ describe('resume errors', () => {
     });
     expect(await listSessions({ stateDir })).toMatchObject([{ id, status: 'broken' }]);
     expect((await gc({ stateDir })).removedSessions).toEqual([path.join(stateDir, 'sessions', id)]);
+  });
+});
+
+describe('resume of a session kept before it had its own git dir', () => {
+  it('makes the git dir again, and the kept sandbox diffs and applies with it', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    await writeFile(path.join(repo, '.git', 'info', 'exclude'), '*.local\n');
+    const stateDir = await tempDir('ic-state-');
+    const id = await keptSession(repo, stateDir);
+    const plumbing = path.join(stateDir, 'sessions', id, 'plumbing.git');
+    await rm(plumbing, { recursive: true });
+
+    const s = await open({ repo, stateDir, resume: id });
+    expect(await readFile(path.join(plumbing, 'info', 'exclude'), 'utf8')).toContain('*.local\n');
+    const sb = s.get('thread-1')!;
+    await sb.writeFile('ignored.local', 'x\n');
+    expect((await sb.diff()).files.map((f) => f.path)).toEqual(['kept.txt']);
+    expect(await sb.applyToWorkingTree()).toMatchObject({ clean: true });
+    expect(await readFile(path.join(repo, 'kept.txt'), 'utf8')).toBe('kept\n');
   });
 });
 

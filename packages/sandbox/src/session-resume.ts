@@ -6,6 +6,7 @@ import { dropUnusedDeltas } from './delta-layer.js';
 import { SandboxError } from './errors.js';
 import { pathExists } from './fs-util.js';
 import { stopLeftovers } from './gc.js';
+import { ensurePlumbingGitDir, PLUMBING_GIT_DIR } from './plumbing-git-dir.js';
 import { identify, type ProcessIdentity } from './proc.js';
 import { damagedSession, dropRegistry, readRegistry, type SandboxRegistry } from './registry.js';
 import type { RepoInfo } from './repo.js';
@@ -123,6 +124,7 @@ async function contextOf(id: string, sessionDir: string, repo: RepoInfo, record:
     tmpDir: path.join(sessionDir, 'tmp'),
     heavyDirs: record.heavyDirs,
     objectEnv: objectEnv(repo, path.join(sessionDir, 'objects')),
+    plumbingGitDir: path.join(sessionDir, PLUMBING_GIT_DIR),
   };
   const needed = [ctx.baseDir, baseDirIndex, ctx.objectsDir, ctx.baseIndex, ...(ctx.deltaLayer ? [path.join(sessionDir, ctx.deltaLayer)] : [])];
   for (const p of needed) {
@@ -130,5 +132,7 @@ async function contextOf(id: string, sessionDir: string, repo: RepoInfo, record:
   }
   // What a crash during a refresh left before the record named it.
   await dropUnusedDeltas(sessionDir, refreshed);
+  // Sessions kept by a version that had none get theirs now.
+  await ensurePlumbingGitDir(sessionDir, repo);
   return ctx;
 }

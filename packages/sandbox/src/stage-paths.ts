@@ -1,8 +1,9 @@
 import type { GitRunner } from './git.js';
 
 export interface StageRequest {
+  /** Bound to the git dir to use (see trusted-git.ts). */
   git: GitRunner;
-  gitDir: string;
+  /** Work tree as `git` sees it. */
   workTree: string;
   /** Index file to update in place. */
   index: string;
@@ -14,7 +15,7 @@ export interface StageRequest {
 
 function run(req: StageRequest, flags: string[]): Promise<unknown> {
   if (req.paths.length === 0) return Promise.resolve();
-  return req.git([`--git-dir=${req.gitDir}`, `--work-tree=${req.workTree}`, 'update-index', '-z', ...flags, '--stdin'], {
+  return req.git([`--work-tree=${req.workTree}`, 'update-index', '-z', ...flags, '--stdin'], {
     cwd: req.cwd,
     env: { ...req.env, GIT_INDEX_FILE: req.index },
     input: req.paths.map((p) => `${p}\0`).join(''),

@@ -1,5 +1,6 @@
 import type { SessionContext } from './backend.js';
-import { hostGit, nulFields, type GitRunner } from './git.js';
+import { nulFields, type GitRunner } from './git.js';
+import { sealedGit } from './trusted-git.js';
 
 /** One path that differs between two trees, as the second tree has it. */
 export interface TreeChange {
@@ -17,8 +18,8 @@ const GONE = '000000';
  * there. Renames are not paired (a rename is a deletion and an addition), so every path that
  * changed is listed. Cost follows the differences: identical subtrees are skipped unread.
  */
-export async function treeChanges(ctx: SessionContext, from: string, to: string, git: GitRunner = hostGit): Promise<TreeChange[]> {
-  const out = await git([`--git-dir=${ctx.repo.gitDir}`, 'diff-tree', '-r', '-z', '--no-renames', '--raw', from, to], {
+export async function treeChanges(ctx: SessionContext, from: string, to: string, git: GitRunner = sealedGit(ctx.plumbingGitDir)): Promise<TreeChange[]> {
+  const out = await git(['diff-tree', '-r', '-z', '--no-renames', '--raw', from, to], {
     cwd: ctx.tmpDir,
     env: { ...ctx.objectEnv },
   });
@@ -42,9 +43,14 @@ export function indexInfo(changes: readonly TreeChange[]): string {
 }
 
 /** Rewrites `index` in place so it holds `changes`; nothing is read from a work tree. */
-export async function applyToIndex(ctx: SessionContext, index: string, changes: readonly TreeChange[], git: GitRunner = hostGit): Promise<void> {
+export async function applyToIndex(
+  ctx: SessionContext,
+  index: string,
+  changes: readonly TreeChange[],
+  git: GitRunner = sealedGit(ctx.plumbingGitDir),
+): Promise<void> {
   if (changes.length === 0) return;
-  await git([`--git-dir=${ctx.repo.gitDir}`, 'update-index', '-z', '--index-info'], {
+  await git(['update-index', '-z', '--index-info'], {
     cwd: ctx.tmpDir,
     env: { ...ctx.objectEnv, GIT_INDEX_FILE: index },
     input: indexInfo(changes),

@@ -1,7 +1,8 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionContext } from './backend.js';
-import { hostGit, nulFields } from './git.js';
+import { nulFields } from './git.js';
+import { userRepoGit } from './trusted-git.js';
 
 /**
  * Of `created` (paths a diff brings into being), those the user's working tree at `root` already
@@ -15,7 +16,8 @@ export async function ignoredInWorkingTree(ctx: SessionContext, root: string, cr
   ).flat();
   if (present.length === 0) return new Set();
   // --no-index: the rules alone decide, whatever the user's index holds.
-  const out = await hostGit([`--git-dir=${ctx.repo.gitDir}`, `--work-tree=${root}`, 'check-ignore', '--no-index', '-z', '--stdin'], {
+  // The user's own tree and rules (their config, with fsmonitor and hooks off).
+  const out = await userRepoGit(ctx.repo.gitDir)([`--work-tree=${root}`, 'check-ignore', '--no-index', '-z', '--stdin'], {
     cwd: root,
     input: present.map((p) => `${p}\0`).join(''),
     okExitCodes: [1],

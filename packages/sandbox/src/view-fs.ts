@@ -151,7 +151,11 @@ export class ViewFs {
   private writable(p: string, w: Walk): void {
     if (w.rel === '') throw new SandboxPathError(p, 'is the repository root, not a file');
     if (w.rel === '.git' || w.rel.startsWith('.git/')) {
-      throw new SandboxPathError(p, "is inside .git (the sandbox's git data): file tools don't write there; use git commands");
+      throw new SandboxPathError(
+        p,
+        w.rel === p ? "is inside the sandbox's .git directory" : `resolves into the sandbox's .git directory (to ${w.rel})`,
+        'File tools do not change .git: it holds the state of git commands. Use git itself (e.g. `git config`, `git checkout`) through a command.',
+      );
     }
   }
 
@@ -204,6 +208,7 @@ export class ViewFs {
 
   async chmod(p: string, mode: number): Promise<void> {
     await this.using(p, {}, async (w) => {
+      this.writable(p, w);
       const fh = await open(w.name === '' ? self(w.dir) : under(w.dir, w.name), O_FILE);
       try {
         await fh.chmod(mode);

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionContext } from './backend.js';
-import { hostGit, nulFields, text, type GitRunner } from './git.js';
+import { nulFields, text, type GitRunner } from './git.js';
 import { addPaths, dropPaths } from './stage-paths.js';
+import { sealedGit } from './trusted-git.js';
 
 /**
  * Two git trees that differ exactly at `paths`: the snapshot's tree with those paths taken from
@@ -13,14 +14,14 @@ import { addPaths, dropPaths } from './stage-paths.js';
  */
 export async function buildTrees(
   ctx: SessionContext,
+  /** Sealed (see trusted-git.ts), seeing both work trees. */
   git: GitRunner,
   paths: readonly string[],
   lowerWorkTree: string,
   mergedWorkTree: string,
 ): Promise<{ from: string; to: string }> {
   if (paths.length === 0) return { from: ctx.snapshot.tree, to: ctx.snapshot.tree };
-  const gitDir = `--git-dir=${ctx.repo.gitDir}`;
-  const ignoredOut = await git([gitDir, `--work-tree=${mergedWorkTree}`, 'check-ignore', '-z', '--stdin'], {
+  const ignoredOut = await git([`--work-tree=${mergedWorkTree}`, 'check-ignore', '-z', '--stdin'], {
     cwd: ctx.tmpDir,
     env: { ...ctx.objectEnv, GIT_INDEX_FILE: ctx.baseIndex },
     input: paths.map((p) => `${p}\0`).join(''),
@@ -29,13 +30,13 @@ export async function buildTrees(
   const ignored = new Set(nulFields(ignoredOut.stdout));
   const kept = paths.filter((p) => !ignored.has(p));
   const pruned = path.join(ctx.tmpDir, `pruned-${randomUUID()}.index`);
-  const req = { gitDir: ctx.repo.gitDir, paths: kept, env: ctx.objectEnv, cwd: ctx.tmpDir };
+  const req = { paths: kept, env: ctx.objectEnv, cwd: ctx.tmpDir };
   const tree = async (workTree: string): Promise<string> => {
     const index = path.join(ctx.tmpDir, `tree-${randomUUID()}.index`);
     try {
       await copyFile(pruned, index);
       await addPaths({ ...req, git, workTree, index });
-      return text(await git([gitDir, 'write-tree'], { cwd: ctx.tmpDir, env: { ...ctx.objectEnv, GIT_INDEX_FILE: index } }));
+      return text(await git(['write-tree'], { cwd: ctx.tmpDir, env: { ...ctx.objectEnv, GIT_INDEX_FILE: index } }));
     } finally {
       await rm(index, { force: true });
       await rm(`${index}.lock`, { force: true });
@@ -45,7 +46,7 @@ export async function buildTrees(
     // The base index is the snapshot already read (a copy beats a read-tree per tree); the
     // changed paths are dropped once, here on the host, so both trees hash them afresh.
     await copyFile(ctx.baseIndex, pruned);
-    await dropPaths({ ...req, git: hostGit, workTree: ctx.baseDir, index: pruned });
+    await dropPaths({ ...req, git: sealedGit(ctx.plumbingGitDir), workTree: ctx.baseDir, index: pruned });
     const [from, to] = await Promise.all([tree(lowerWorkTree), tree(mergedWorkTree)]);
     return { from, to };
   } finally {

@@ -76,6 +76,20 @@ describe.each(backends)('create_file and edit_file (%s backend)', { timeout: 30_
     }
   });
 
+  it('edit_file and create_file refuse a symlink that leads into .git, which stays as it was', async () => {
+    expect((await sb.run('ln -sf .git/config git-config && ln -sfn .git/hooks git-hooks')).exitCode).toBe(0);
+    const config = await sb.readText('.git/config');
+    const edit = await call('edit_file', { path: 'git-config', old_str: '[core]', new_str: '[core]\n\tfsmonitor = /tmp/run-me' });
+    expect(edit.isError).toBe(true);
+    expect(edit.text).toContain(".git directory (to .git/config)");
+    const create = await call('create_file', { path: 'git-hooks/pre-commit', content: '#!/bin/sh\n' });
+    expect(create.isError).toBe(true);
+    expect(create.text).toContain('.git directory (to .git/hooks/pre-commit)');
+    expect(await sb.readText('.git/config')).toBe(config);
+    expect(await sb.exists('.git/hooks/pre-commit')).toBe(false);
+    expect((await sb.run('rm git-config git-hooks')).exitCode).toBe(0);
+  });
+
   it('edit_file replaces a unique exact match and returns a unified diff', async () => {
     const r = await call('edit_file', { path: 'src/math.ts', old_str: '  return a + b;', new_str: '  const sum = a + b;\n  return sum;' });
     expect(r.isError).toBe(false);

@@ -8,6 +8,7 @@ import { registerIsolationTests } from './suite-isolation.js';
 import { registerPolicyTests } from './suite-policy.js';
 import { registerRefreshTests } from './suite-refresh.js';
 import { registerResumeTests } from './suite-resume.js';
+import { registerTrustedGitTests } from './suite-trusted-git.js';
 import { cleanupTempDirs, tempDir } from './fixtures.js';
 
 export interface SuiteContext {
@@ -49,6 +50,7 @@ export function registerBackendSuite(backend: BackendName): void {
     registerRefreshTests(ctx);
     registerConfinementTests(ctx);
     registerPolicyTests(ctx);
+    registerTrustedGitTests(ctx);
   });
 }
 

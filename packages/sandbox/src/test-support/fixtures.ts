@@ -9,9 +9,12 @@ import { mountsUnder, processesUsing } from '../proc.js';
 
 const cleanups: string[] = [];
 
-/** A fresh temp dir, removed by cleanupTempDirs(). Real path, so it matches what git reports. */
-export async function tempDir(prefix = 'ic-sbx-'): Promise<string> {
-  const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
+/**
+ * A fresh temp dir, removed by cleanupTempDirs(). Real path, so it matches what git reports.
+ * `base` outside /tmp (e.g. /var/tmp) makes it visible to commands, whose /tmp is their own.
+ */
+export async function tempDir(prefix = 'ic-sbx-', base = os.tmpdir()): Promise<string> {
+  const dir = await realpath(await mkdtemp(path.join(base, prefix)));
   cleanups.push(dir);
   return dir;
 }
