@@ -39,6 +39,11 @@ export interface SessionContainment {
   limits: ResolvedLimits;
   /** Hidden from commands as a whole: other sessions, other repositories' sandboxes. */
   stateDir: string;
+  /**
+   * With a domain allowlist: the Unix socket of the session's filtering proxy (network-proxy.ts),
+   * which each sandbox's holder bridges onto its loopback.
+   */
+  proxySocket?: string;
 }
 
 export async function resolveContainment(opts: ContainmentOptions = {}, stateDir: string): Promise<SessionContainment> {

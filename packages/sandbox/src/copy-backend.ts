@@ -27,6 +27,7 @@ import { EXCLUDE_PARTIAL_WRITES } from './partial-write.js';
 import { bwrapUnavailable } from './bwrap-probe.js';
 import { commandCgroup } from './command-limits.js';
 import type { SessionContainment } from './containment.js';
+import { proxyEnv } from './network-proxy.js';
 import { NamespaceHolder } from './ns-holder.js';
 import { killProcessesWithEnv } from './proc.js';
 import { removeUnlisted } from './registry.js';
@@ -338,6 +339,7 @@ class CopySandbox implements BackendSandbox {
         cwd: this.dir,
         commandReadOnly: [objectsDir, this.diffIndex],
         commandHidden: [tmpDir],
+        ...(c.proxySocket ? { proxySocket: c.proxySocket } : {}),
       },
       path.join(this.dir, 'holder.json'),
     );
@@ -370,7 +372,8 @@ class CopySandbox implements BackendSandbox {
         cgroup,
         network: spec.network ?? false,
       });
-      const child = spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const env = this.confinement.proxySocket && !spec.network ? { ...spec.env, ...proxyEnv() } : spec.env;
+      const child = spawn(file!, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
     }
     const opts: SpawnOptions = { cwd: path.join(this.treeDir, spec.cwd), detached: true, stdio: ['ignore', 'pipe', 'pipe'] };

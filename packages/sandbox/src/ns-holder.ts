@@ -6,6 +6,7 @@ import { joinCgroupArgs, prlimitArgs, type CommandCgroup, type ResolvedLimits } 
 import { holderBwrapArgs, type ViewSpec } from './confined-view.js';
 import { SandboxError } from './errors.js';
 import { makeGitRunner, type GitRunner } from './git.js';
+import { PROXY_BRIDGE, PROXY_PORT } from './network-proxy.js';
 import { killQuietly, processStart } from './proc.js';
 import { inheritedEnv } from './secret-env.js';
 
@@ -24,6 +25,8 @@ export interface HolderPlan {
   commandReadOnly: readonly string[];
   /** Writable in the view for our own git, hidden from commands. */
   commandHidden: readonly string[];
+  /** A filtering proxy's socket to bridge onto the view's loopback (see network-proxy.ts). */
+  proxySocket?: string;
 }
 
 export interface CommandPlan {
@@ -37,6 +40,18 @@ export interface CommandPlan {
 }
 
 // The final loop makes the shell reap orphans reparented to it, which a bare `sleep` would not.
+// Forwards the sandbox's loopback port to the proxy's socket; ready once it listens.
+const BRIDGE = `
+if [ -n "$IC_PROXY_SOCKET" ]; then
+  "$IC_NODE" -e "$IC_BRIDGE" "$IC_PROXY_SOCKET" "$IC_PROXY_PORT" /tmp/.ic-proxy-ready </dev/null >/dev/null 2>&1 &
+  n=0
+  while [ ! -e /tmp/.ic-proxy-ready ]; do
+    n=$((n+1)); [ $n -lt 1000 ] || { echo "the network proxy bridge did not start" >&2; exit 1; }
+    sleep 0.01
+  done
+fi
+`;
+
 const READY_THEN_WAIT = `
 echo ready
 set +e
@@ -66,7 +81,7 @@ export class NamespaceHolder {
   ) {}
 
   static async start(plan: HolderPlan, pidFile: string): Promise<NamespaceHolder> {
-    const script = `set -e\n${plan.setup?.script ?? ''}\n${READY_THEN_WAIT}`;
+    const script = `set -e\n${plan.setup?.script ?? ''}\n${BRIDGE}\n${READY_THEN_WAIT}`;
     const args = [
       '--pdeathsig',
       'KILL',
@@ -84,9 +99,12 @@ export class NamespaceHolder {
     ];
     // Own process group: a Ctrl-C meant for the CLI must not tear down every sandbox's mounts.
     // No model credentials in its environment: it lives as long as the sandbox.
+    const bridge = plan.proxySocket
+      ? { IC_PROXY_SOCKET: plan.proxySocket, IC_PROXY_PORT: String(PROXY_PORT), IC_NODE: process.execPath, IC_BRIDGE: PROXY_BRIDGE }
+      : {};
     const child = spawn('setpriv', args, {
       cwd: plan.cwd,
-      env: inheritedEnv(),
+      env: { ...inheritedEnv(), ...bridge },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });

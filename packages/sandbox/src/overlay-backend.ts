@@ -36,6 +36,7 @@ import {
 } from './layer-stack.js';
 import { commandCgroup } from './command-limits.js';
 import type { SessionContainment } from './containment.js';
+import { proxyEnv } from './network-proxy.js';
 import { NamespaceHolder } from './ns-holder.js';
 import { overlaySetup, REAL_OBJECTS_DIR, SNAPSHOT_VIEW_DIR, type OverlayMode } from './overlay-mounts.js';
 import { probeOverlay } from './overlay-probe.js';
@@ -298,6 +299,7 @@ class OverlaySandbox implements BackendSandbox {
         cwd: sessionDir,
         commandReadOnly: [this.ctx.objectsDir],
         commandHidden: [this.ctx.tmpDir],
+        ...(this.containment.proxySocket ? { proxySocket: this.containment.proxySocket } : {}),
       },
       path.join(this.dir, 'holder.json'),
     );
@@ -344,7 +346,8 @@ class OverlaySandbox implements BackendSandbox {
       cgroup,
       network: spec.network ?? false,
     });
-    const child = spawn(file!, args, { env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = this.containment.proxySocket && !spec.network ? { ...spec.env, ...proxyEnv() } : spec.env;
+    const child = spawn(file!, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
   }
 

@@ -5,6 +5,7 @@ import type { BackendName, BackendSandbox, BackendSession, BaseChange, SandboxBa
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
 import { resolveContainment, type ContainmentOptions, type SessionContainment } from './containment.js';
 import { dropUnusedDeltas } from './delta-layer.js';
+import { startNetworkProxy, type NetworkProxy } from './network-proxy.js';
 import { SandboxError } from './errors.js';
 import { removeTree } from './fs-util.js';
 import { gc } from './gc.js';
@@ -115,6 +116,8 @@ export class SandboxSession {
   private saving: Promise<void> = Promise.resolve();
   private readonly heartbeat: NodeJS.Timeout;
   private lostOnResume: LostSandbox[] = [];
+  /** The filtering proxy of a session with a domain allowlist (see ContainmentOptions.network). */
+  private proxy: NetworkProxy | undefined;
   /** create() holds it shared, a base refresh exclusively: no sandbox is made while the base moves. */
   private readonly structure = new RwLock();
   /** One base refresh at a time. */
@@ -166,9 +169,15 @@ export class SandboxSession {
     policy: ApplyPolicyOptions,
   ): Promise<SandboxSession> {
     const { ctx, backend, record } = await startFreshSession(repo, stateDir, choice);
+    let proxy: NetworkProxy | undefined;
     try {
-      return new SandboxSession(ctx, backend.name, await backend.open(ctx, containment), record, policy);
+      proxy = await proxyFor(containment, ctx);
+      const opened = withProxy(containment, proxy);
+      const session = new SandboxSession(ctx, backend.name, await backend.open(ctx, opened), record, policy);
+      session.proxy = proxy;
+      return session;
     } catch (err) {
+      await proxy?.close();
       await removeTree(ctx.sessionDir);
       throw err;
     }
@@ -183,11 +192,14 @@ export class SandboxSession {
     policy: ApplyPolicyOptions,
   ): Promise<SandboxSession> {
     const { ctx, backend, record, registry } = await takeOverSession({ id, repo, stateDir, backend: choice });
+    let proxy: NetworkProxy | undefined;
     try {
-      const backendSession = await backend.open(ctx, containment);
+      proxy = await proxyFor(containment, ctx);
+      const backendSession = await backend.open(ctx, withProxy(containment, proxy));
       const live = registry.sandboxes.filter((e) => !e.discarded);
       const { sandboxes: handles, lost } = await backendSession.restore(live.map((e) => ({ name: e.name, state: e.state })));
       const session = new SandboxSession(ctx, backend.name, backendSession, record, policy);
+      session.proxy = proxy;
       try {
         // Only the damaged sandboxes are dropped (their children read them as discarded).
         session.lostOnResume = live.filter((e) => lost.has(e.name)).map((e) => ({ id: e.id, reason: lost.get(e.name)! }));
@@ -202,6 +214,7 @@ export class SandboxSession {
       }
       return session;
     } catch (err) {
+      await proxy?.close();
       await giveBack(ctx.sessionDir, record, err);
       throw err;
     }
@@ -469,6 +482,7 @@ export class SandboxSession {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
+    await this.proxy?.close();
     // Children first, so no layer is freed while something still stacks on it.
     const depth = (s: Sandbox): number => (s.parent ? 1 + depth(s.parent) : 0);
     const all = this.list().sort((a, b) => depth(b) - depth(a));
@@ -491,6 +505,17 @@ export class SandboxSession {
 /** `o` without its undefined fields, so they do not override defaults when spread. */
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Starts the session's filtering proxy when its commands may reach only some domains. */
+async function proxyFor(c: SessionContainment, ctx: SessionContext): Promise<NetworkProxy | undefined> {
+  if (typeof c.network !== 'object') return undefined;
+  // In the scratch dir: reachable by each sandbox's holder, hidden from its commands.
+  return startNetworkProxy(path.join(ctx.tmpDir, 'proxy.sock'), c.network.allow);
+}
+
+function withProxy(c: SessionContainment, proxy: NetworkProxy | undefined): SessionContainment {
+  return proxy ? { ...c, proxySocket: proxy.socketPath } : c;
 }
 
 export function openSession(opts: OpenSessionOptions): Promise<SandboxSession> {

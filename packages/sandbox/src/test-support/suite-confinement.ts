@@ -166,6 +166,36 @@ export function registerConfinementTests(s: SuiteContext): void {
     expect(hostConnections).toBe(1);
   });
 
+  it('with a domain allowlist commands reach only those domains, through the proxy their environment names', async () => {
+    let hostConnections = 0;
+    const server = createServer((c) => {
+      hostConnections++;
+      c.end('hello through the proxy\n');
+    });
+    servers.push(server);
+    const port = await listen(server);
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo, { containment: { network: { allow: ['127.0.0.1'] } } });
+    const sb = await session.create();
+    // CONNECT through HTTPS_PROXY, as package managers and git do; prints the status line and what comes back.
+    const tunnel = (target: string) =>
+      nodeCommand(
+        `const u=new URL(process.env.HTTPS_PROXY);` +
+          `const s=require('net').connect(Number(u.port),u.hostname,()=>s.write('CONNECT ${target} HTTP/1.1\\r\\nHost: ${target}\\r\\n\\r\\n'));` +
+          `let out='';s.on('data',d=>out+=d);` +
+          `s.on('end',()=>{const [head,...body]=out.split('\\r\\n\\r\\n');console.log(head.split('\\r\\n')[0]+'|'+body.join('').trim())});` +
+          `s.on('error',e=>console.log('failed '+e.code))`,
+      );
+    const allowed = await sb.run(tunnel(`127.0.0.1:${port}`));
+    expect(allowed.stdout).toBe('HTTP/1.1 200 Connection Established|hello through the proxy\n');
+    expect(hostConnections).toBe(1);
+    const denied = await sb.run(tunnel('example.org:443'));
+    expect(denied.stdout).toMatch(/^HTTP\/1\.1 403 Forbidden\|.*example\.org is not in the sandbox's network allowlist/);
+    // Around the proxy there is no way out.
+    expect((await sb.run(connectCommand(port))).stdout).toMatch(/^failed E(CONNREFUSED|NETUNREACH)/);
+    expect(hostConnections).toBe(1);
+  });
+
   it('a fork bomb hits the process limit: the command fails, nothing outlives it, the sandbox goes on', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const session = await s.open(repo, { containment: { limits: { processes: 64 } } });
