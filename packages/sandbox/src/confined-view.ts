@@ -77,7 +77,9 @@ export interface ViewSpec {
   hidden: readonly HiddenPath[];
   /** Re-exposed read-only after /tmp and the state dir are covered (the repository, session objects). */
   readOnly: readonly string[];
-  /** Writable binds (the storage the holder mounts from, a copy's tree, paths from config). */
+  /** Writable paths from the user's config. */
+  extraWritable: readonly string[];
+  /** The sandbox's own storage (what the holder mounts from, a copy's tree), writable. */
   writable: readonly string[];
   /** False: the holder (and every command joining it) gets a network namespace with only loopback. */
   network: boolean;
@@ -85,8 +87,9 @@ export interface ViewSpec {
 
 /**
  * bubblewrap arguments that build the holder's view, in order: the whole machine read-only, a
- * minimal /dev, the holder's own /proc, a private /tmp and the state dir covered, what the sandbox
- * needs put back, then the credentials covered. Later mounts win, so the order is the policy.
+ * minimal /dev, the holder's own /proc, a private /tmp, the user's writable paths, the repository
+ * read-only, the state dir covered, the sandbox's own storage put back, then the credentials
+ * covered. Later mounts win, so the order is the policy.
  */
 export function holderBwrapArgs(spec: ViewSpec): string[] {
   const args = [
@@ -96,9 +99,12 @@ export function holderBwrapArgs(spec: ViewSpec): string[] {
     '--tmpfs', '/dev/shm',
     '--proc', '/proc',
     '--tmpfs', '/tmp',
-    '--tmpfs', spec.stateDir,
   ];
+  // The user's writable paths first, so that what follows wins inside them: a writable home
+  // holding the repository or the state dir must not make either writable (or visible) as a whole.
+  for (const p of spec.extraWritable) args.push('--bind', p, p);
   for (const p of spec.readOnly) args.push('--ro-bind', p, p);
+  args.push('--tmpfs', spec.stateDir);
   for (const p of spec.writable) args.push('--bind', p, p);
   // Last, so that a writable path holding a credential location (a home made writable) still hides it.
   for (const h of spec.hidden) args.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));

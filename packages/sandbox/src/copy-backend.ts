@@ -333,7 +333,8 @@ class CopySandbox implements BackendSandbox {
           readOnly: [...new Set([repo.root, repo.commonDir, this.ctx.plumbingGitDir])],
           // The copy (and its diff index) for commands and our git; the object store and scratch
           // dir for our git only (commandReadOnly, commandHidden).
-          writable: [this.dir, objectsDir, tmpDir, ...c.writable],
+          extraWritable: c.writable,
+          writable: [this.dir, objectsDir, tmpDir],
           network: c.network === 'on',
         },
         cwd: this.dir,

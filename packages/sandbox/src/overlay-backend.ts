@@ -283,7 +283,8 @@ class OverlaySandbox implements BackendSandbox {
           hidden: this.containment.hidden,
           // Put back what /tmp or the state dir may cover: the mount point and the lowers.
           readOnly: [...new Set([repo.root, repo.commonDir])],
-          writable: [sessionDir, ...this.containment.writable],
+          extraWritable: this.containment.writable,
+          writable: [sessionDir],
           network: this.containment.network === 'on',
         },
         setup: overlaySetup(this.mode, {

@@ -100,6 +100,26 @@ export function registerConfinementTests(s: SuiteContext): void {
     expect((await sb.run('cat /tmp/mine.txt')).stdout).toBe('private\n');
   });
 
+  it('a writable path from the config that holds the repository and the state dir opens neither', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const before = await hashTree(repo);
+    const parent = path.dirname(repo);
+    const session = await s.open(repo, { containment: { writable: [parent, home] } });
+    const sb = await session.create();
+    const stateDir = path.dirname(path.dirname(session.ctx.sessionDir));
+    const marker = `ic-allowed-${randomUUID()}`;
+    const r = await sb.run(
+      `echo allowed > ${parent}/${marker}; echo pwned > ${repo}/a.txt; echo pwned > ${stateDir}/planted; ` +
+        `ls -A ${stateDir}/sessions | wc -l; cat ~/.ssh/id_test; echo end`,
+    );
+    expect(await readFile(path.join(parent, marker), 'utf8')).toBe('allowed\n');
+    await rm(path.join(parent, marker));
+    expect(await hashTree(repo)).toEqual(before);
+    await expect(readFile(path.join(stateDir, 'planted'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(r.stdout).not.toContain('PRIVATE KEY');
+    expect(r.stdout).toMatch(/(^|\n)1\nend\n$/);
+  });
+
   it('credential locations and the sandbox state are hidden from commands', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const session = await s.open(repo);
