@@ -81,6 +81,8 @@ export interface ViewSpec {
   extraWritable: readonly string[];
   /** The sandbox's own storage (what the holder mounts from, a copy's tree), writable. */
   writable: readonly string[];
+  /** Session storage put back read-only after the state dir is covered (the session's git dir). */
+  storageReadOnly?: readonly string[];
   /** False: the holder (and every command joining it) gets a network namespace with only loopback. */
   network: boolean;
 }
@@ -106,6 +108,7 @@ export function holderBwrapArgs(spec: ViewSpec): string[] {
   for (const p of spec.readOnly) args.push('--ro-bind', p, p);
   args.push('--tmpfs', spec.stateDir);
   for (const p of spec.writable) args.push('--bind', p, p);
+  for (const p of spec.storageReadOnly ?? []) args.push('--ro-bind', p, p);
   // Last, so that a writable path holding a credential location (a home made writable) still hides it.
   for (const h of spec.hidden) args.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
   args.push('--unshare-pid', '--unshare-ipc', ...(spec.network ? [] : ['--unshare-net']));

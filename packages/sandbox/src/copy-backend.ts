@@ -329,8 +329,9 @@ class CopySandbox implements BackendSandbox {
           userns: process.getuid?.() !== 0,
           stateDir: c.stateDir,
           hidden: c.hidden,
-          // The session's own git dir too: our git in the view reads its config from there.
-          readOnly: [...new Set([repo.root, repo.commonDir, this.ctx.plumbingGitDir])],
+          readOnly: [...new Set([repo.root, repo.commonDir])],
+          // Our git in the view reads the session's own git dir.
+          storageReadOnly: [this.ctx.plumbingGitDir],
           // The copy (and its diff index) for commands and our git; the object store and scratch
           // dir for our git only (commandReadOnly, commandHidden).
           extraWritable: c.writable,
