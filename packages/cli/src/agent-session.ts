@@ -53,6 +53,8 @@ export interface AgentSessionOptions {
    */
   allowUncontained?: boolean;
   askUncontained?: (request: CommandRequest, signal: AbortSignal) => Promise<boolean>;
+  /** Asks whether a command that failed for lack of network may run again with it (the TUI). */
+  askNetwork?: (request: CommandRequest, signal: AbortSignal) => Promise<boolean>;
   onCommandRefused?: (request: CommandRequest) => void;
 }
 
@@ -135,6 +137,7 @@ export class AgentSession {
       secretEnvNames: o.config.secretEnv,
       envAllow: o.config.sandbox.envAllow,
       uncontained: uncontainedPolicy(o),
+      ...(o.askNetwork ? { askNetwork: o.askNetwork } : {}),
       signal: abortTools.signal,
     });
     const system = new LocalSystem({

@@ -109,8 +109,9 @@ async function openController(
     import('./refresh-message.js'),
   ]);
   let broker!: ReturnType<typeof tui.createReviewBroker>;
-  // Where the sandbox can't confine commands, the user answers for each (unless --unsandboxed).
-  const approvals = a.flags.unsandboxed ? undefined : tui.createCommandApprovals();
+  // Where the sandbox can't confine commands, the user answers for each (unless --unsandboxed);
+  // a command that failed without network may run again with it once the user says so.
+  const approvals = tui.createCommandApprovals();
   const maxDiff = maxDiffFileBytes(a.config.sandbox);
   const agent = await AgentSession.open({
     projectRoot: a.root,
@@ -135,7 +136,8 @@ async function openController(
     ...(a.flags.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: a.flags.maxTurns } } : {}),
     ...(a.flags.network !== undefined ? { network: a.flags.network } : {}),
     ...(maxDiff !== undefined ? { maxDiffFileBytes: maxDiff } : {}),
-    ...(approvals ? { askUncontained: approvals.ask } : { allowUncontained: true }),
+    ...(a.flags.unsandboxed ? { allowUncontained: true } : { askUncontained: approvals.ask }),
+    askNetwork: (request, signal) => approvals.ask({ ...request, kind: 'network' }, signal),
   });
   a.registry.setSandboxSession(a.session.id, agent.sandboxSessionId);
   const edits = userEditsFeed({ root: a.root, changed: () => agent.changedSinceBase() });
@@ -143,7 +145,7 @@ async function openController(
     system: agent.system,
     rootThreadId: a.session.id,
     reviews: broker,
-    ...(approvals ? { approvals } : {}),
+    approvals,
     hooks: {
       async showDiff() {
         const diff = await agent.rootDiff();

@@ -23,8 +23,25 @@ export interface CommandRunDeps {
    * wait for the user. Aborting `signal` (the call was cancelled) withdraws the question.
    */
   gate(command: string, sb: Sandbox, signal: AbortSignal): Promise<string | undefined>;
+  /**
+   * Whether a command that failed inline for lack of network (see looksOffline) may run again
+   * with the machine's network; it may wait for the user. Absent: never (headless runs).
+   */
+  askNetwork?(signal: AbortSignal): Promise<boolean>;
   /** Called once, when the run is over and every answer for it has been handed to the runtime. */
   onSettled(): void;
+}
+
+/** Heads the answer of a command run a second time with the machine's network. */
+export const NETWORK_RERUN = "[the command failed without network (the sandbox has none), and the user let it run again with the machine's network; this is that run]";
+
+// What failing for lack of network looks like in the output of common tools: DNS and routing
+// errors only (a refused connection is as likely a server that is not up).
+const OFFLINE = /EAI_AGAIN|ENOTFOUND|ENETUNREACH|getaddrinfo|Network is unreachable|Could not resolve host|Temporary failure in name resolution|Name or service not known|nodename nor servname/i;
+
+/** True when a failed command's output says it could not reach the network. */
+export function looksOffline(output: string): boolean {
+  return OFFLINE.test(output);
 }
 
 /** Where a run is: answering inline (fast), streaming as a subscription, or over. */
@@ -46,7 +63,7 @@ export class CommandRun {
   pid: number | undefined;
   readonly startedAt = Date.now();
   private readonly abort = new AbortController();
-  private readonly buffer: OutputBuffer;
+  private buffer: OutputBuffer;
   private cancelled = false;
   private timedOut = false;
   private chain: Promise<void> = Promise.resolve();
@@ -93,7 +110,23 @@ export class CommandRun {
     if (this.cancelled) return this.answer({ content: 'Command cancelled before it started.', isError: true });
     if (blocked !== undefined) return this.answer({ content: `Error: ${blocked}`, isError: true });
     // The abort signal kills the command's whole process group (the sandbox sees to it).
-    const proc = await sb.exec(this.command, { env: this.deps.env(), signal: this.abort.signal });
+    const result = await this.execute(sb, false);
+    if (this.phase !== 'fast' || this.cancelled || this.timedOut || result.exitCode === 0 || !this.deps.askNetwork) {
+      return this.finish(result, '');
+    }
+    const output = this.buffer.rest();
+    if (looksOffline(output) && (await this.deps.askNetwork(this.abort.signal)) && !this.cancelled) {
+      // The user let this one command use the machine's network: run it again, and say so.
+      this.buffer = new OutputBuffer(this.deps.limits);
+      return this.finish(await this.execute(sb, true), `${NETWORK_RERUN}\n`);
+    }
+    return this.finish(result, '', output);
+  }
+
+  /** Runs the command once (the fast window and the time limit start anew), collecting its output. */
+  private async execute(sb: Sandbox, network: boolean): Promise<ExecResult> {
+    this.stopTimers();
+    const proc = await sb.exec(this.command, { env: this.deps.env(), signal: this.abort.signal, ...(network ? { network: true } : {}) });
     this.pid = proc.pid;
     this.phase = 'fast';
     this.collect(proc);
@@ -104,16 +137,21 @@ export class CommandRun {
     const result = await proc.done;
     this.stopTimers();
     this.buffer.flushPartials();
+    return result;
+  }
+
+  /** Answers with the run's output (`output` when it was taken already) and exit status. */
+  private finish(result: ExecResult, note: string, output?: string): void {
     const status = this.timedOut ? this.limitLine() : this.cancelled ? '[cancelled]' : statusLine(result);
     this.ctx.progress(status, { final: true });
     if (this.phase === 'fast') {
       // Cancelled while answering inline means the call was interrupted: the runtime has already
       // closed it and drops this answer, but expects one.
-      const output = this.buffer.rest();
-      return this.answer({ content: `${output === '' ? '(no output)' : output}\n${status}`, isError: this.cancelled || this.timedOut });
+      const out = output ?? this.buffer.rest();
+      return this.answer({ content: `${note}${out === '' ? '(no output)' : out}\n${status}`, isError: this.cancelled || this.timedOut });
     }
     const rest = this.buffer.rest();
-    this.emit({ content: rest === '' ? status : `${rest}\n${status}`, final: true }, 'final');
+    this.emit({ content: rest === '' ? `${note}${status}` : `${note}${rest}\n${status}`, final: true }, 'final');
   }
 
   /** Kills the process group, like a cancel, but the command's answer says why. */

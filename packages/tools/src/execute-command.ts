@@ -92,6 +92,9 @@ export function executeCommandTool(opts: CodingToolsOptions): ExecuteCommandTool
         timeLimitHelp,
         check,
         gate: (command, sb, signal) => gateCommand(policy, sb, { threadId: ctx.threadId, callId: ctx.call.id, command }, signal),
+        ...(opts.askNetwork
+          ? { askNetwork: (signal: AbortSignal) => opts.askNetwork!({ threadId: ctx.threadId, callId: ctx.call.id, command: String(input.command) }, signal) }
+          : {}),
         onSettled: () => {
           runs.delete(k);
           if (runs.size === 0) {

@@ -9,7 +9,7 @@ export {
   type OutputLimits,
 } from './options.js';
 export { executeCommandTool, RESTARTED_MESSAGE, type ExecuteCommandTool, type RunningCommandInfo } from './execute-command.js';
-export type { CommandPhase } from './command-run.js';
+export { NETWORK_RERUN, looksOffline, type CommandPhase } from './command-run.js';
 export { DECLINED_UNCONTAINED, REFUSED_UNCONTAINED, type CommandRequest, type UncontainedPolicy } from './command-gate.js';
 export { PathEscapeError, ToolError } from './errors.js';
 export { READ_LIMITS } from './read-file.js';

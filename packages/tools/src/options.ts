@@ -1,5 +1,5 @@
 import type { Sandbox } from '@infinity-code/sandbox';
-import type { UncontainedPolicy } from './command-gate.js';
+import type { CommandRequest, UncontainedPolicy } from './command-gate.js';
 
 /** When `execute_command` answers, how it batches streamed output, and how much it keeps. */
 export interface CommandTimeouts {
@@ -59,6 +59,12 @@ export interface CodingToolsOptions {
   timeLimitHelp?: string;
   /** What execute_command does where the sandbox cannot confine commands; refuses by default. */
   uncontained?: UncontainedPolicy;
+  /**
+   * Asks whether a command that failed for lack of network (the sandbox has none) may run again
+   * with the machine's network (a UI asks the user; aborting `signal` withdraws the question).
+   * Absent: such a command's failure is its answer.
+   */
+  askNetwork?: (request: CommandRequest, signal: AbortSignal) => Promise<boolean>;
   /** Aborting it kills every command still running (the host is shutting down). */
   signal?: AbortSignal;
 }

@@ -11,7 +11,7 @@ export type ApprovalEvent = { type: 'open'; approval: CommandApproval } | { type
  */
 export interface CommandApprovals {
   /** Pass as AgentSession's `askUncontained`. */
-  ask(request: { threadId: string; command: string }, signal: AbortSignal): Promise<boolean>;
+  ask(request: { threadId: string; command: string; kind?: CommandApproval['kind'] }, signal: AbortSignal): Promise<boolean>;
   /** Questions open now, then every change; returns the unsubscribe function. */
   onEvent(listener: (event: ApprovalEvent) => void): () => void;
   /** The user's answer; an unknown or withdrawn id is ignored (the question is gone already). */
@@ -35,7 +35,12 @@ export function createCommandApprovals(): CommandApprovals {
     ask(request, signal) {
       if (signal.aborted) return Promise.resolve(false);
       return new Promise<boolean>((resolve) => {
-        const approval: CommandApproval = { id: `command:${randomUUID()}`, threadId: request.threadId, command: request.command };
+        const approval: CommandApproval = {
+          id: `command:${randomUUID()}`,
+          threadId: request.threadId,
+          command: request.command,
+          ...(request.kind ? { kind: request.kind } : {}),
+        };
         const withdraw = () => close(approval.id, false);
         signal.addEventListener('abort', withdraw, { once: true });
         open.set(approval.id, {

@@ -1,6 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
+import { CommandConfirm } from './command-confirm.js';
 import { formatCost, formatTokens, summarize } from './format.js';
 import { LiveTurn } from './live-turn.js';
 import { initialState, reduce, type UiState } from './state.js';
@@ -16,6 +17,20 @@ const frame = (node: React.ReactElement) => {
 };
 
 describe('components render state', () => {
+  it('CommandConfirm asks to run a command again with network, and y answers yes', async () => {
+    const answers: boolean[] = [];
+    const ui = render(<CommandConfirm command="npm install" kind="network" from="The agent" isActive onAnswer={(a) => answers.push(a)} />);
+    const out = stripVTControlCharacters(ui.lastFrame() ?? '');
+    expect(out).toContain('Run it again with network? The agent asks.');
+    expect(out).toContain('It failed without network');
+    expect(out).not.toContain("can't be confined");
+    await new Promise((r) => setImmediate(r));
+    ui.stdin.write('y');
+    await new Promise((r) => setImmediate(r));
+    expect(answers).toEqual([true]);
+    ui.unmount();
+  });
+
   it('ToolRow keeps the count of further result lines when the first line is too long for the terminal', () => {
     const result = `Command is still running after 5 s; it continues in the background ${'and on '.repeat(12)}\nline 2\nline 3`;
     const out = frame(<ToolRow display="$ node test.js" status="ok" summary={summarize(result)} />);

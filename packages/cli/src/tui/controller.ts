@@ -41,6 +41,11 @@ export interface CommandApproval {
   /** The thread that wants to run it. */
   threadId: string;
   command: string;
+  /**
+   * 'uncontained' (default): it would run without confinement. 'network': it failed without
+   * network (the sandbox has none) and would run again with the machine's network.
+   */
+  kind?: 'uncontained' | 'network';
 }
 
 /** The user's edits to the working tree, as the session's watcher sees them. */
