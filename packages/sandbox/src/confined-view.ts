@@ -77,6 +77,8 @@ export interface ViewSpec {
   hidden: readonly HiddenPath[];
   /** Re-exposed read-only after /tmp and the state dir are covered (the repository, session objects). */
   readOnly: readonly string[];
+  /** This program's own files to keep visible (see SessionContainment.programPaths), read-only. */
+  programPaths?: readonly string[];
   /** Writable paths from the user's config. */
   extraWritable: readonly string[];
   /** The sandbox's own storage (what the holder mounts from, a copy's tree), writable. */
@@ -102,6 +104,7 @@ export function holderBwrapArgs(spec: ViewSpec): string[] {
     '--proc', '/proc',
     '--tmpfs', '/tmp',
   ];
+  for (const p of spec.programPaths ?? []) args.push('--ro-bind', p, p);
   // The user's writable paths first, so that what follows wins inside them: a writable home
   // holding the repository or the state dir must not make either writable (or visible) as a whole.
   for (const p of spec.extraWritable) args.push('--bind', p, p);

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { resolveLimits, type ResolvedLimits } from './command-limits.js';
 import { hiddenPaths, type HiddenPath } from './confined-view.js';
 import { SandboxError } from './errors.js';
@@ -40,6 +43,11 @@ export interface SessionContainment {
   /** Hidden from commands as a whole: other sessions, other repositories' sandboxes. */
   stateDir: string;
   /**
+   * This program's own files (its install, and Node's) where the view would otherwise cover them
+   * (under /tmp): our tools run binaries from there in the sandbox (ripgrep for grep).
+   */
+  programPaths: readonly string[];
+  /**
    * With a domain allowlist: the Unix socket of the session's filtering proxy (network-proxy.ts),
    * which each sandbox's holder bridges onto its loopback.
    */
@@ -58,5 +66,19 @@ export async function resolveContainment(opts: ContainmentOptions = {}, stateDir
     hidden: await hiddenPaths(opts.hidden ?? []),
     limits: resolveLimits(opts.limits),
     stateDir,
+    programPaths: programPaths(stateDir),
   };
+}
+
+/** The topmost directory above this module that holds node_modules (the install), and Node's prefix. */
+function programPaths(stateDir: string): string[] {
+  let install: string | undefined;
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'node_modules'))) install = dir;
+  }
+  const candidates = [install, path.dirname(path.dirname(process.execPath))].filter((p): p is string => p !== undefined);
+  const covered = (p: string): boolean => [os.tmpdir(), '/tmp', stateDir].some((c) => p === c || p.startsWith(`${c}/`));
+  // Paths outside what the view covers are visible as they are: binding them again could only hide
+  // a writable path the user configured inside them.
+  return [...new Set(candidates.filter(covered))];
 }

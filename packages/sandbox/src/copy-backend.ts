@@ -334,6 +334,7 @@ class CopySandbox implements BackendSandbox {
           storageReadOnly: [this.ctx.plumbingGitDir],
           // The copy (and its diff index) for commands and our git; the object store and scratch
           // dir for our git only (commandReadOnly, commandHidden).
+          programPaths: c.programPaths,
           extraWritable: c.writable,
           writable: [this.dir, objectsDir, tmpDir],
           network: c.network === 'on',

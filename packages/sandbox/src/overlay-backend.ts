@@ -283,6 +283,7 @@ class OverlaySandbox implements BackendSandbox {
           hidden: this.containment.hidden,
           // Put back what /tmp or the state dir may cover: the mount point and the lowers.
           readOnly: [...new Set([repo.root, repo.commonDir])],
+          programPaths: this.containment.programPaths,
           extraWritable: this.containment.writable,
           writable: [sessionDir],
           network: this.containment.network === 'on',
