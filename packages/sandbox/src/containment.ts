@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { resolveLimits, type ResolvedLimits } from './command-limits.js';
 import { hiddenPaths, type HiddenPath } from './confined-view.js';
 import { SandboxError } from './errors.js';
+import { startNetworkProxy, type NetworkProxy } from './network-proxy.js';
 
 /**
  * What a sandbox's commands may reach beyond the sandbox's own view of the repository. The
@@ -81,4 +82,18 @@ function programPaths(stateDir: string): string[] {
   // Paths outside what the view covers are visible as they are: binding them again could only hide
   // a writable path the user configured inside them.
   return [...new Set(candidates.filter(covered))];
+}
+
+/**
+ * With a domain allowlist, starts the session's filtering proxy (its socket in the session's
+ * scratch dir: reachable by each sandbox's holder, hidden from commands) and names it in the
+ * containment the backend gets; otherwise the containment as it is.
+ */
+export async function withNetworkProxy(
+  c: SessionContainment,
+  tmpDir: string,
+): Promise<{ containment: SessionContainment; proxy?: NetworkProxy }> {
+  if (typeof c.network !== 'object') return { containment: c };
+  const proxy = await startNetworkProxy(path.join(tmpDir, 'proxy.sock'), c.network.allow);
+  return { containment: { ...c, proxySocket: proxy.socketPath }, proxy };
 }

@@ -5,8 +5,8 @@ import { lstat, mkdir, open, readlink, type FileHandle } from 'node:fs/promises'
  * Directory handles that pin where a path walk is, so that no later step can be redirected. The
  * kernel resolves `/proc/self/fd/<n>/<name>` from the directory `n` refers to, whatever has been
  * renamed or swapped for a symlink since: one component at a time, with O_NOFOLLOW on each, this
- * is openat() without a native binding. It matters because the host paths of a sandbox view
- * (/proc/<pid>/root/...) are not a chroot: an absolute symlink met while following one is
+ * is openat() without a native binding. It matters because the host path of a sandbox view (the
+ * holder's root link in procfs) is not a chroot: an absolute symlink met while following it is
  * resolved against this process's root, the whole machine, with this process's rights.
  */
 export const O_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;

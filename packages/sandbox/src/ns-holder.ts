@@ -158,6 +158,24 @@ export class NamespaceHolder {
   }
 
   /**
+   * nsenter into the holder's mount and pid namespaces (bubblewrap, which runs next, needs a /proc
+   * that shows itself: the holder's), its user namespace when it has one, and its network
+   * namespace when `net`.
+   */
+  private enter(net: boolean): string[] {
+    return [
+      'nsenter',
+      '-t',
+      String(this.initPid),
+      ...(this.userns ? ['--user', '--preserve-credentials'] : []),
+      '--mount',
+      '--pid',
+      ...(net ? ['--net'] : []),
+      '--',
+    ];
+  }
+
+  /**
    * argv that runs a shell command in the sandbox's view: in its cgroups (when they could be
    * made), in the holder's user, mount and (unless the command has the machine's network) network
    * namespace, under rlimits, then in a pid namespace of its own with its own /proc (bubblewrap):
@@ -168,14 +186,7 @@ export class NamespaceHolder {
   commandArgv(plan: CommandPlan): string[] {
     return [
       ...joinCgroupArgs(plan.cgroup),
-      'nsenter',
-      '-t',
-      String(this.initPid),
-      ...(this.userns ? ['--user', '--preserve-credentials'] : []),
-      '--mount',
-      '--pid',
-      ...(plan.network || this.hostNetwork ? [] : ['--net']),
-      '--',
+      ...this.enter(!plan.network && !this.hostNetwork),
       ...prlimitArgs(plan.limits),
       'bwrap',
       '--dev-bind',
@@ -208,14 +219,7 @@ export class NamespaceHolder {
   git(): GitRunner {
     return (args, opts = {}) =>
       makeGitRunner([
-        'nsenter',
-        '-t',
-        String(this.initPid),
-        ...(this.userns ? ['--user', '--preserve-credentials'] : []),
-        '--mount',
-        // bubblewrap needs a /proc that shows itself: the holder's.
-        '--pid',
-        '--',
+        ...this.enter(false),
         'bwrap',
         '--dev-bind',
         '/',

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { DEFAULT_APPLY_POLICY, type ApplyPolicyOptions } from './apply-policy.js';
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SandboxBackend, SessionContext } from './backend.js';
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
-import { resolveContainment, type ContainmentOptions, type SessionContainment } from './containment.js';
+import { resolveContainment, withNetworkProxy, type SessionContainment } from './containment.js';
 import { dropUnusedDeltas } from './delta-layer.js';
-import { startNetworkProxy, type NetworkProxy } from './network-proxy.js';
+import type { NetworkProxy } from './network-proxy.js';
 import { SandboxError } from './errors.js';
 import { removeTree } from './fs-util.js';
 import { gc } from './gc.js';
@@ -20,81 +20,10 @@ import { giveBack, takeOverSession } from './session-resume.js';
 import { defaultStateDir, sessionsDir } from './state-dir.js';
 import { treeChanges } from './tree-changes.js';
 
-export interface OpenSessionOptions {
-  /** Any path inside the user's repository. */
-  repo: string;
-  /** Storage root; `$XDG_STATE_HOME/infinity-code` (or `~/.local/state/infinity-code`) by default. */
-  stateDir?: string;
-  /**
-   * Backend to use; chosen by the start-up probe when omitted. When resuming, the session's own
-   * backend is used: naming another one is an error.
-   */
-  backend?: BackendName | SandboxBackend;
-  /** Clean up after sessions whose owner is gone in `stateDir` first (default true); see gc(). */
-  collectStale?: boolean;
-  /** How many days gc keeps resumable sessions of other repositories after they were left (default 7). */
-  keepDays?: number;
-  /**
-   * Id of an earlier session of this repository to take over instead of taking a new snapshot:
-   * every sandbox comes back by its id with its layers, parent and view at spawn. Throws
-   * SandboxError 'not-found' when the session is gone (open a fresh one then), 'in-use' when
-   * a live process owns it.
-   */
-  resume?: string;
-  /** What commands may reach outside their sandbox (see ContainmentOptions). */
-  containment?: ContainmentOptions;
-  /**
-   * What diffs leave out beyond the fixed rules (see Sandbox.diff): `maxFileBytes` (default
-   * 20 MB) and `reservedDirs` (default `.infinity`, the CLI's own directory).
-   */
-  applyPolicy?: Partial<Pick<ApplyPolicyOptions, 'maxFileBytes' | 'reservedDirs'>>;
-}
+import type { BaseRefresh, CloseOptions, LostSandbox, OpenSessionOptions, RefreshOptions } from './session-types.js';
 
-export interface CloseOptions {
-  /**
-   * Stop every command and sandbox process but keep the storage, so `openSession({ resume: id })`
-   * can bring the sandboxes back later (gc keeps it for `keepDays`). Default false: delete it.
-   */
-  keep?: boolean;
-}
-
+export type { BaseRefresh, CloseOptions, LostSandbox, OpenSessionOptions, RefreshOptions } from './session-types.js';
 export type { SessionRecord } from './session-record.js';
-
-/** A sandbox a resume could not bring back, because its storage was damaged. */
-export interface LostSandbox {
-  /** The id it was created with. */
-  id: string;
-  /** What was wrong with its storage. */
-  reason: string;
-}
-
-/** What SandboxSession.refreshBase did. */
-export interface BaseRefresh {
-  /**
-   * Repo-relative paths (files and symlinks) that changed in the user's working tree since the
-   * previous snapshot: modified, added and deleted ones. Empty when nothing changed (then
-   * nothing else did either).
-   */
-  files: string[];
-  /**
-   * Of `files`, those some live sandbox changed itself (or inherited a change to from an
-   * ancestor), so that sandbox still sees its own version there, not the user's. Its diff then
-   * replaces the user's new version of those files: show that before it is applied.
-   */
-  overridden: string[];
-  /** `overridden` per sandbox id, for the sandboxes that have any. */
-  overriddenBy: Record<string, string[]>;
-  /** The session's snapshot now (the same as before when nothing changed). */
-  snapshot: Snapshot;
-}
-
-export interface RefreshOptions {
-  /**
-   * Stops waiting for commands to end (overlay backends remount the views, see refreshBase)
-   * with SandboxError 'aborted'; nothing has changed then.
-   */
-  signal?: AbortSignal;
-}
 
 // A crashed session's age counts from its owner's last sign of life.
 const HEARTBEAT_MS = 10 * 60_000;
@@ -171,9 +100,9 @@ export class SandboxSession {
     const { ctx, backend, record } = await startFreshSession(repo, stateDir, choice);
     let proxy: NetworkProxy | undefined;
     try {
-      proxy = await proxyFor(containment, ctx);
-      const opened = withProxy(containment, proxy);
-      const session = new SandboxSession(ctx, backend.name, await backend.open(ctx, opened), record, policy);
+      const opened = await withNetworkProxy(containment, ctx.tmpDir);
+      proxy = opened.proxy;
+      const session = new SandboxSession(ctx, backend.name, await backend.open(ctx, opened.containment), record, policy);
       session.proxy = proxy;
       return session;
     } catch (err) {
@@ -194,8 +123,9 @@ export class SandboxSession {
     const { ctx, backend, record, registry } = await takeOverSession({ id, repo, stateDir, backend: choice });
     let proxy: NetworkProxy | undefined;
     try {
-      proxy = await proxyFor(containment, ctx);
-      const backendSession = await backend.open(ctx, withProxy(containment, proxy));
+      const opened = await withNetworkProxy(containment, ctx.tmpDir);
+      proxy = opened.proxy;
+      const backendSession = await backend.open(ctx, opened.containment);
       const live = registry.sandboxes.filter((e) => !e.discarded);
       const { sandboxes: handles, lost } = await backendSession.restore(live.map((e) => ({ name: e.name, state: e.state })));
       const session = new SandboxSession(ctx, backend.name, backendSession, record, policy);
@@ -505,17 +435,6 @@ export class SandboxSession {
 /** `o` without its undefined fields, so they do not override defaults when spread. */
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** Starts the session's filtering proxy when its commands may reach only some domains. */
-async function proxyFor(c: SessionContainment, ctx: SessionContext): Promise<NetworkProxy | undefined> {
-  if (typeof c.network !== 'object') return undefined;
-  // In the scratch dir: reachable by each sandbox's holder, hidden from its commands.
-  return startNetworkProxy(path.join(ctx.tmpDir, 'proxy.sock'), c.network.allow);
-}
-
-function withProxy(c: SessionContainment, proxy: NetworkProxy | undefined): SessionContainment {
-  return proxy ? { ...c, proxySocket: proxy.socketPath } : c;
 }
 
 export function openSession(opts: OpenSessionOptions): Promise<SandboxSession> {

@@ -57,6 +57,17 @@ export function registerConfinementTests(s: SuiteContext): void {
     process.env.HOME = home;
   });
 
+  /** A server on this machine's loopback that counts its connections (and may answer `reply`). */
+  const hostServer = async (reply = ''): Promise<{ port: number; connections(): number }> => {
+    let count = 0;
+    const server = createServer((c) => {
+      count++;
+      c.end(reply);
+    });
+    servers.push(server);
+    return { port: await listen(server), connections: () => count };
+  };
+
   afterEach(async () => {
     process.env.HOME = savedHome;
     for (const server of servers.splice(0)) server.close();
@@ -140,20 +151,15 @@ export function registerConfinementTests(s: SuiteContext): void {
   });
 
   it('has no network by default: the host loopback is unreachable, a server a command starts is reachable only from the sandbox', async () => {
-    let hostConnections = 0;
-    const server = createServer((c) => {
-      hostConnections++;
-      c.end();
-    });
-    servers.push(server);
-    const port = await listen(server);
+    const host = await hostServer();
+    const port = host.port;
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const session = await s.open(repo);
     const sb = await session.create();
 
     const blocked = await sb.run(connectCommand(port));
     expect(blocked.stdout).toMatch(/^failed E(CONNREFUSED|NETUNREACH)/);
-    expect(hostConnections).toBe(0);
+    expect(host.connections()).toBe(0);
 
     // A server on 0.0.0.0 inside: the next command of the sandbox reaches it, the host does not.
     const inner = await sb.exec(
@@ -163,37 +169,27 @@ export function registerConfinementTests(s: SuiteContext): void {
     expect((await sb.run(connectCommand(port))).stdout).toBe('connected\n');
     inner.kill();
     await inner.done;
-    expect(hostConnections).toBe(0);
+    expect(host.connections()).toBe(0);
 
     // Opened for one command the user approved: the host's loopback answers.
     const approved = await sb.run(connectCommand(port), { network: true });
     expect(approved.stdout).toBe('connected\n');
-    expect(hostConnections).toBe(1);
+    expect(host.connections()).toBe(1);
   });
 
   it('with network "on" commands share the machine network', async () => {
-    let hostConnections = 0;
-    const server = createServer((c) => {
-      hostConnections++;
-      c.end();
-    });
-    servers.push(server);
-    const port = await listen(server);
+    const host = await hostServer();
+    const port = host.port;
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const session = await s.open(repo, { containment: { network: 'on' } });
     const sb = await session.create();
     expect((await sb.run(connectCommand(port))).stdout).toBe('connected\n');
-    expect(hostConnections).toBe(1);
+    expect(host.connections()).toBe(1);
   });
 
   it('with a domain allowlist commands reach only those domains, through the proxy their environment names', async () => {
-    let hostConnections = 0;
-    const server = createServer((c) => {
-      hostConnections++;
-      c.end('hello through the proxy\n');
-    });
-    servers.push(server);
-    const port = await listen(server);
+    const host = await hostServer('hello through the proxy\n');
+    const port = host.port;
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const session = await s.open(repo, { containment: { network: { allow: ['127.0.0.1'] } } });
     const sb = await session.create();
@@ -208,12 +204,12 @@ export function registerConfinementTests(s: SuiteContext): void {
       );
     const allowed = await sb.run(tunnel(`127.0.0.1:${port}`));
     expect(allowed.stdout).toBe('HTTP/1.1 200 Connection Established|hello through the proxy\n');
-    expect(hostConnections).toBe(1);
+    expect(host.connections()).toBe(1);
     const denied = await sb.run(tunnel('example.org:443'));
     expect(denied.stdout).toMatch(/^HTTP\/1\.1 403 Forbidden\|.*example\.org is not in the sandbox's network allowlist/);
     // Around the proxy there is no way out.
     expect((await sb.run(connectCommand(port))).stdout).toMatch(/^failed E(CONNREFUSED|NETUNREACH)/);
-    expect(hostConnections).toBe(1);
+    expect(host.connections()).toBe(1);
   });
 
   it('a fork bomb hits the process limit: the command fails, nothing outlives it, the sandbox goes on', async () => {

@@ -1,0 +1,80 @@
+// What SandboxSession takes and reports: its options and results, apart from the class.
+import type { ApplyPolicyOptions } from './apply-policy.js';
+import type { BackendName, SandboxBackend } from './backend.js';
+import type { Snapshot } from './base-snapshot.js';
+import type { ContainmentOptions } from './containment.js';
+
+export interface OpenSessionOptions {
+  /** Any path inside the user's repository. */
+  repo: string;
+  /** Storage root; `$XDG_STATE_HOME/infinity-code` (or `~/.local/state/infinity-code`) by default. */
+  stateDir?: string;
+  /**
+   * Backend to use; chosen by the start-up probe when omitted. When resuming, the session's own
+   * backend is used: naming another one is an error.
+   */
+  backend?: BackendName | SandboxBackend;
+  /** Clean up after sessions whose owner is gone in `stateDir` first (default true); see gc(). */
+  collectStale?: boolean;
+  /** How many days gc keeps resumable sessions of other repositories after they were left (default 7). */
+  keepDays?: number;
+  /**
+   * Id of an earlier session of this repository to take over instead of taking a new snapshot:
+   * every sandbox comes back by its id with its layers, parent and view at spawn. Throws
+   * SandboxError 'not-found' when the session is gone (open a fresh one then), 'in-use' when
+   * a live process owns it.
+   */
+  resume?: string;
+  /** What commands may reach outside their sandbox (see ContainmentOptions). */
+  containment?: ContainmentOptions;
+  /**
+   * What diffs leave out beyond the fixed rules (see Sandbox.diff): `maxFileBytes` (default
+   * 20 MB) and `reservedDirs` (default `.infinity`, the CLI's own directory).
+   */
+  applyPolicy?: Partial<Pick<ApplyPolicyOptions, 'maxFileBytes' | 'reservedDirs'>>;
+}
+
+export interface CloseOptions {
+  /**
+   * Stop every command and sandbox process but keep the storage, so `openSession({ resume: id })`
+   * can bring the sandboxes back later (gc keeps it for `keepDays`). Default false: delete it.
+   */
+  keep?: boolean;
+}
+
+
+/** A sandbox a resume could not bring back, because its storage was damaged. */
+export interface LostSandbox {
+  /** The id it was created with. */
+  id: string;
+  /** What was wrong with its storage. */
+  reason: string;
+}
+
+/** What SandboxSession.refreshBase did. */
+export interface BaseRefresh {
+  /**
+   * Repo-relative paths (files and symlinks) that changed in the user's working tree since the
+   * previous snapshot: modified, added and deleted ones. Empty when nothing changed (then
+   * nothing else did either).
+   */
+  files: string[];
+  /**
+   * Of `files`, those some live sandbox changed itself (or inherited a change to from an
+   * ancestor), so that sandbox still sees its own version there, not the user's. Its diff then
+   * replaces the user's new version of those files: show that before it is applied.
+   */
+  overridden: string[];
+  /** `overridden` per sandbox id, for the sandboxes that have any. */
+  overriddenBy: Record<string, string[]>;
+  /** The session's snapshot now (the same as before when nothing changed). */
+  snapshot: Snapshot;
+}
+
+export interface RefreshOptions {
+  /**
+   * Stops waiting for commands to end (overlay backends remount the views, see refreshBase)
+   * with SandboxError 'aborted'; nothing has changed then.
+   */
+  signal?: AbortSignal;
+}
