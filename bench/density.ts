@@ -116,7 +116,7 @@ async function run(storeKind: string): Promise<void> {
   const rss = gcAndRss();
   if (WAITING) {
     const sample = await store.loadThread('agent-0');
-    if (sample?.record.pendingCall?.name !== 'sleep_until' || sample.record.subscriptions.length !== 1) {
+    if (sample?.record.batch[0]?.name !== 'sleep_until' || sample.record.subscriptions.length !== 1) {
       throw new Error('agents are not holding a subscription and a pending sleep_until');
     }
   }

@@ -109,7 +109,7 @@ function faultyBrain(ledger: Ledger) {
   const perThread = new Map<string, number>();
   return (body: { system?: unknown; messages?: unknown[] }): FakeScript => {
     const messages = (body.messages ?? []) as Msg[];
-    const { id, stack } = threadOf(body.system);
+    const { id, stack } = threadOf(body);
     const problems = historyProblems(messages);
     if (problems.length > 0) ledger.badRequests.push(`${id}: ${problems.join('; ')}`);
     const isRoot = stack.length === 1;
@@ -250,7 +250,7 @@ describe(`API faults: a ${TOTAL}-turn session (root + ${CHILDREN.length} childre
 
   it('the stored history is well formed: each tool_use answered once, each turn stored once and whole', async () => {
     const sessionId = (JSON.parse(readFileSync(join(o.repo, '.infinity', 'sessions.json'), 'utf8')) as Array<{ id: string }>)[0]!.id;
-    const childIds = [...new Set(o.api.requests.map((q) => threadOf(q.body.system)).filter((t) => t.stack.length === 2).map((t) => t.id))];
+    const childIds = [...new Set(o.api.requests.map((q) => threadOf(q.body)).filter((t) => t.stack.length === 2).map((t) => t.id))];
     expect(childIds).toHaveLength(CHILDREN.length);
     const store = new SqliteStore({ path: join(o.repo, '.infinity', 'state.db') });
     try {

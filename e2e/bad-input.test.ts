@@ -18,7 +18,7 @@ beforeAll(async () => {
   api = await startFakeMessagesApi({
     brain: (body) => {
       const messages = (body.messages ?? []) as never[];
-      const { stack } = threadOf(body.system);
+      const { stack } = threadOf(body);
       const task = JSON.stringify(messages[0]);
       const last = lastResult(messages);
       if (!last && task.includes('resolve')) {

@@ -40,7 +40,7 @@ function loadBrain(stats: { peakWaiting: number; refused?: string }) {
   const arrived = new Set<number>();
   return async (body: { system?: unknown; messages?: unknown[] }): Promise<FakeScript> => {
     const messages = (body.messages ?? []) as Msg[];
-    const { id, stack } = threadOf(body.system);
+    const { id, stack } = threadOf(body);
     if (stack.length === 1) {
       const spawns = toolCalls(messages).filter((c) => c.name === 'spawn_thread');
       const last = lastResult(messages);

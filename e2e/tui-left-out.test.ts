@@ -6,14 +6,13 @@ import { startFakeMessagesApi, type FakeMessagesApi, type FakeRequestBody } from
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cleanupTemps, gitRepo, tempDir } from './support/cli.js';
 import { TmuxScreen } from './support/tmux.js';
+import { threadOf } from './support/model.js';
 
 const FILES = { 'colors.txt': 'colour one\n', 'tool.sh': 'echo hi\n' };
 const CONFIG = { commandTimeoutMs: 30_000 };
 
 function brain(body: FakeRequestBody) {
-  const system = String(body.system ?? '');
-  const id = /Your current thread ID is (\S+)\./.exec(system)![1]!;
-  const stack = JSON.parse(/Thread stack: (\[.*\])/.exec(system)![1]!) as string[];
+  const { id, stack } = threadOf(body);
   const seen = JSON.stringify(body.messages ?? []);
   if (stack.length === 1) {
     if (!seen.includes('ln -s ../outside up')) {

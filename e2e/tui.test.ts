@@ -7,6 +7,7 @@ import { startFakeMessagesApi, type FakeMessagesApi, type FakeRequestBody } from
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cleanupTemps, gitRepo, tempDir } from './support/cli.js';
 import { TmuxScreen } from './support/tmux.js';
+import { threadOf } from './support/model.js';
 
 const REASON = 'keep the old spelling';
 const FILES = { 'colors.txt': 'colour one\n', 'sizes.txt': 'small\n' };
@@ -17,9 +18,7 @@ function bodyText(body: FakeRequestBody): string {
 
 /** Root: delegate, then wait; child: change two files, then close with a report. */
 function brain(body: FakeRequestBody) {
-  const system = String(body.system ?? '');
-  const id = /Your current thread ID is (\S+)\./.exec(system)![1]!;
-  const stack = JSON.parse(/Thread stack: (\[.*\])/.exec(system)![1]!) as string[];
+  const { id, stack } = threadOf(body);
   const seen = bodyText(body);
   if (stack.length === 1) {
     if (!seen.includes('spawn_thread')) {

@@ -1,14 +1,12 @@
 // Helpers for scripted brains driving the fake Messages API, and checks of what the model was sent.
-import type { ContentBlock, HistoryMessage } from '@infinity-code/runtime';
+import { threadStackOf, type ContentBlock, type HistoryMessage } from '@infinity-code/runtime';
 
 export type Msg = HistoryMessage;
 
-/** The thread a request is for, from the system prompt the runtime writes. */
-export function threadOf(system: unknown): { id: string; stack: string[] } {
-  const s = typeof system === 'string' ? system : JSON.stringify(system);
-  const id = /Your current thread ID is (\S+)\./.exec(s)?.[1] ?? 'unknown';
-  const stack = JSON.parse(/Thread stack: (\[.*?\])/.exec(s)?.[1] ?? '[]') as string[];
-  return { id, stack };
+/** The thread a request is for: its last identity line (system prompt, then messages). */
+export function threadOf(body: { system?: unknown; messages?: readonly unknown[] }): { id: string; stack: string[] } {
+  const stack = threadStackOf(body) ?? [];
+  return { id: stack.at(-1) ?? 'unknown', stack };
 }
 
 export function blocks(messages: readonly Msg[]): ContentBlock[] {

@@ -2,7 +2,7 @@ import type { HistoryMessage } from '@infinity-code/runtime';
 import { describe, expect, it } from 'vitest';
 import { demoBrain } from './demo-brain.js';
 
-const SYSTEM = 'Your current thread ID is root. Thread stack: ["root"]';
+const SYSTEM = 'The root thread ID is root.\nThread stack: ["root"]';
 
 /** The root's history once both children reported (with what the review said) and the tests ended. */
 function finishedRoot(reviewNotes: [string, string]): HistoryMessage[] {

@@ -1,4 +1,4 @@
-import type { HistoryMessage, ScriptedReply } from '@infinity-code/runtime';
+import { threadStackOf, type HistoryMessage, type ScriptedReply } from '@infinity-code/runtime';
 
 /**
  * The demo's model decisions (a scripted brain), also used by the end-to-end tests: the root
@@ -7,9 +7,8 @@ import type { HistoryMessage, ScriptedReply } from '@infinity-code/runtime';
  * Messages API request, so it drives both the scripted provider and the fake API server.
  */
 export function demoBrain(r: { system: unknown; messages: readonly HistoryMessage[] }): ScriptedReply {
-  const system = typeof r.system === 'string' ? r.system : JSON.stringify(r.system);
-  const threadId = /Your current thread ID is (\S+)\./.exec(system)?.[1] ?? 'root';
-  const stack = JSON.parse(/Thread stack: (\[.*\])/.exec(system)?.[1] ?? '[]') as string[];
+  const stack = threadStackOf(r) ?? [];
+  const threadId = stack.at(-1) ?? 'root';
   return stack.length > 1 ? childTurn(threadId, r.messages) : rootTurn(stack, r.messages);
 }
 

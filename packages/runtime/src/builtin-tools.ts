@@ -19,18 +19,21 @@ export function builtinTools(s: RuntimeServices): Tool[] {
     description:
       'Start a child thread that works in parallel with you on part of the task. It inherits this ' +
       'conversation up to this call. Say in the instructions exactly what the child must do and what ' +
-      'you will do meanwhile, so the work is not duplicated. Its reports arrive on this call.',
+      'you will do meanwhile, so the work is not duplicated. Its reports arrive on this call. To split ' +
+      'work between several children, call this several times in one reply: they start together. ' +
+      'Runs after the other tool calls of the same reply, so the child sees their effects.',
     input_schema: obj(
       {
         instructions: { type: 'string', description: "The child's task, complete and self-contained." },
         child_of: {
           type: 'array',
           items: { type: 'string' },
-          description: 'Your own thread stack, root first (see "Thread stack" in the system prompt).',
+          description: 'Your own thread stack, root first: the last "Thread stack:" line you were given.',
         },
       },
       ['instructions', 'child_of'],
     ),
+    runsLast: true,
     display: (input) => `Spawn thread: ${String(input.instructions).split('\n')[0]}`,
     async execute(input, ctx) {
       const claimed = JSON.stringify(input.child_of);
@@ -52,11 +55,12 @@ export function builtinTools(s: RuntimeServices): Tool[] {
             'for children to report and close before spawning more.',
         };
       }
-      const childId = await spawnChild(s, ctx.thread, ctx.call.id, input);
+      const childId = await spawnChild(s, ctx.thread, ctx.call.id);
       return {
         content:
           `Spawned thread ${childId}. It works in parallel; its reports will arrive on this call. ` +
           "Don't do its task yourself.",
+        spawned: childId,
       };
     },
   };
@@ -64,13 +68,20 @@ export function builtinTools(s: RuntimeServices): Tool[] {
   const reportToParent: SyncTool = {
     kind: 'sync',
     name: 'report_to_parent',
-    offeredTo: 'children',
-    description: 'Send a report to your parent thread (it arrives on the call that spawned you).',
+    description:
+      'Child threads only: send a report to your parent thread (it arrives on the call that spawned you). ' +
+      'Runs after the other tool calls of the same reply.',
     input_schema: obj({ report: { type: 'string' } }, ['report']),
+    runsLast: true,
     display: () => 'Report to parent',
     async execute(input, ctx) {
       const t = ctx.thread;
-      if (t.parentId === null) return { isError: true, content: 'Error: No parent thread found — this is a root thread' };
+      if (t.parentId === null) {
+        return {
+          isError: true,
+          content: 'Error: this is the root thread, which has no parent to report to. Answer the user directly instead.',
+        };
+      }
       const prefix =
         t.kind === 'event'
           ? 'Report from temporary child thread created to process a subscription event:\n'
@@ -83,13 +94,18 @@ export function builtinTools(s: RuntimeServices): Tool[] {
   const closeThreadTool: SyncTool = {
     kind: 'sync',
     name: 'close_thread',
-    offeredTo: 'children',
-    description: 'End your own thread when its task is done, optionally with a final report to the parent.',
+    description:
+      'Child threads only: end your own thread when its task is done, optionally with a final report to ' +
+      'the parent. Runs after the other tool calls of the same reply.',
     input_schema: obj({ thread_id: { type: 'string' }, report_to_parent: { type: 'string' } }, ['thread_id']),
+    runsLast: true,
     display: () => 'Close thread',
     async execute(input, ctx) {
       if (ctx.thread.parentId === null) {
-        return { isError: true, content: 'Error: cannot close the root thread. Only child threads can be closed.' };
+        return {
+          isError: true,
+          content: 'Error: this is the root thread, which cannot be closed: only child threads can. When the task is done, just answer the user.',
+        };
       }
       if (input.thread_id !== ctx.threadId) {
         return { isError: true, content: `Error: you can only close your own thread (${ctx.threadId}).` };

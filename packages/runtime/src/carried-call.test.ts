@@ -6,6 +6,7 @@ import { MemoryStore } from './memory-store.js';
 import type { CompletionRequest } from './provider.js';
 import { ScriptedProvider, type ScriptedReply } from './scripted-provider.js';
 import { ZERO_USAGE } from './messages.js';
+import { threadOf } from './test-support/harness.js';
 
 async function crashedMidCall(store: MemoryStore, call: { id: string; name: string; input: Record<string, unknown> }) {
   await store.ensureRootThread('root');
@@ -17,7 +18,7 @@ async function crashedMidCall(store: MemoryStore, call: { id: string; name: stri
       { role: 'assistant', content: [{ type: 'tool_use', ...call }] },
     ],
     consumed: [],
-    pendingCall: { ...call, dispatched: false },
+    batch: [{ ...call, dispatched: false }],
     subscriptions: [],
     hasDeferred: false,
     compacting: false,
@@ -34,7 +35,7 @@ describe('a synchronous call re-run after a crash', () => {
     await crashedMidCall(store, { id: 'call-1', name: 'spawn_thread', input: { instructions: 'child work', child_of: ['root'] } });
     const seen: string[] = [];
     const brain = (r: CompletionRequest): ScriptedReply => {
-      const isRoot = r.system.includes('Thread stack: ["root"]');
+      const isRoot = threadOf(r).stack.length === 1;
       if (isRoot) seen.push(JSON.stringify(r.messages.at(-1)));
       return { text: isRoot ? 'Child started; carrying on.' : 'child idle' };
     };
@@ -50,7 +51,7 @@ describe('a synchronous call re-run after a crash', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]).toContain('Spawned thread');
     expect(root.history.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Child started; carrying on.' }] });
-    expect(root.record.pendingCall).toBeNull();
+    expect(root.record.batch).toEqual([]);
     await system.close();
   });
 });

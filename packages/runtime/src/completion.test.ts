@@ -31,7 +31,7 @@ describe('runCompletion', () => {
       onText: () => undefined,
       onRetry: (info) => retries.push(info),
     });
-    expect(out).toMatchObject({ cancelled: false, text: 'the whole reply' });
+    expect(out).toMatchObject({ cancelled: false, content: [{ type: 'text', text: 'the whole reply' }] });
     expect(provider.attempts).toBe(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]!.error.kind).toBe('timeout');

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ModelError } from './errors.js';
-import type { Usage } from './messages.js';
+import type { TextBlock, ToolUseBlock, Usage } from './messages.js';
 import { ZERO_USAGE } from './messages.js';
 import type { CompletionRequest, ModelProvider } from './provider.js';
 
@@ -32,9 +32,10 @@ export interface CompletionToolCall {
 
 export interface CompletionOutcome {
   cancelled: boolean;
-  text: string;
-  /** Only the first tool call of a turn is acted on; the rest of the stream is ignored. */
-  toolCall?: CompletionToolCall;
+  /** The reply as the model gave it: text and tool calls, in order (a cancelled one: text only). */
+  content: Array<TextBlock | ToolUseBlock>;
+  /** The reply's tool calls, in order. */
+  toolCalls: CompletionToolCall[];
   usage: Usage;
   stopReason: string | null;
 }
@@ -60,7 +61,7 @@ export async function runCompletion(
     try {
       return await attemptOnce(provider, request, policy, signal, hooks);
     } catch (err) {
-      if (signal.aborted) return cancelledOutcome('');
+      if (signal.aborted) return cancelledOutcome([]);
       const error = toModelError(err);
       if (!error.retryable || attempt >= policy.maxRetries) throw error;
       const delayMs = backoff(policy, attempt, error);
@@ -68,7 +69,7 @@ export async function runCompletion(
       try {
         await sleep(delayMs, undefined, { signal });
       } catch {
-        return cancelledOutcome('');
+        return cancelledOutcome([]);
       }
     }
   }
@@ -101,39 +102,36 @@ async function attemptOnce(
   let timer = watchdog(policy.initTimeoutMs);
   seen = 0;
 
-  let buffered = '';
-  let toolCall: CompletionToolCall | undefined;
+  const content: Array<TextBlock | ToolUseBlock> = [];
+  const toolCalls: CompletionToolCall[] = [];
   try {
     for await (const ev of provider.stream(request, attempt.signal)) {
       events++;
       switch (ev.type) {
-        case 'text':
-          if (toolCall) break;
-          buffered += ev.text;
+        case 'text': {
+          if (ev.text === '') break;
+          const last = content.at(-1);
+          if (last?.type === 'text') last.text += ev.text;
+          else content.push({ type: 'text', text: ev.text });
           hooks.onText(ev.text);
           break;
+        }
         case 'tool_use_start':
           break;
-        case 'tool_use':
-          if (toolCall) break;
-          toolCall = { id: ev.id, name: ev.name, input: ev.input };
-          if (ev.inputError !== undefined) toolCall.inputError = ev.inputError;
+        case 'tool_use': {
+          const call: CompletionToolCall = { id: ev.id, name: ev.name, input: ev.input };
+          if (ev.inputError !== undefined) call.inputError = ev.inputError;
+          toolCalls.push(call);
+          content.push({ type: 'tool_use', id: ev.id, name: ev.name, input: ev.input });
           break;
-        case 'done': {
-          const out: CompletionOutcome = {
-            cancelled: false,
-            text: buffered,
-            usage: ev.usage,
-            stopReason: ev.stopReason,
-          };
-          if (toolCall) out.toolCall = toolCall;
-          return out;
         }
+        case 'done':
+          return { cancelled: false, content, toolCalls, usage: ev.usage, stopReason: ev.stopReason };
       }
     }
     throw new ModelError('stream_cut', 'The model stream ended before the reply was complete.');
   } catch (err) {
-    if (outer.aborted) return cancelledOutcome(buffered);
+    if (outer.aborted) return cancelledOutcome(content.filter((b): b is TextBlock => b.type === 'text'));
     if (timedOut) {
       // Said once, by whoever reports the retry (or the final failure): no "retrying" here.
       const waited = events === 0 ? policy.initTimeoutMs : policy.stallTimeoutMs;
@@ -151,8 +149,9 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function cancelledOutcome(textSoFar: string): CompletionOutcome {
-  return { cancelled: true, text: textSoFar, usage: { ...ZERO_USAGE }, stopReason: null };
+/** What streamed before the cancel: text only, since a call that was never committed never runs. */
+function cancelledOutcome(textSoFar: TextBlock[]): CompletionOutcome {
+  return { cancelled: true, content: textSoFar, toolCalls: [], usage: { ...ZERO_USAGE }, stopReason: null };
 }
 
 function toModelError(err: unknown): ModelError {

@@ -1,9 +1,12 @@
 import type { HistoryMessage } from './messages.js';
 import { text } from './messages.js';
 import type { CompactionSummary } from './store.js';
+import { stackLine } from './thread-identity.js';
 
 /** What the view needs to know of a thread; both stores answer it synchronously. */
 export interface ViewThread {
+  /** Root first, this thread last. */
+  stack: readonly string[];
   parentId: string | null;
   /** The parent's own messages [0, cutoff) are inherited. */
   cutoff: number;
@@ -23,8 +26,15 @@ export interface View {
   ownFrom: number;
 }
 
-export function summaryMessage(summary: string): HistoryMessage {
-  return { role: 'user', content: [text(`[Summary of the conversation so far]\n${summary}`)] };
+/**
+ * A summary stands for the history it replaces, which may have held the owner's identity line (a
+ * child's spawn result): the owner's line goes last, so the model still knows which thread it is.
+ */
+export function summaryMessage(summary: string, ownerStack: readonly string[]): HistoryMessage {
+  return {
+    role: 'user',
+    content: [text(`[Summary of the conversation so far]\n${summary}\n\n${stackLine(ownerStack)}`)],
+  };
 }
 
 /**
@@ -37,7 +47,8 @@ export function buildView(src: ViewSource, threadId: string): View {
   const own = src.ownMessages(threadId);
   const latest = src.summaries(threadId).at(-1);
   if (latest) {
-    return { history: [summaryMessage(latest.text), ...own.slice(latest.upTo)], ownOffset: 1, ownFrom: latest.upTo };
+    const stack = src.thread(threadId)?.stack ?? [threadId];
+    return { history: [summaryMessage(latest.text, stack), ...own.slice(latest.upTo)], ownOffset: 1, ownFrom: latest.upTo };
   }
   const prefix = inherited(src, threadId);
   return { history: prefix.concat(own), ownOffset: prefix.length, ownFrom: 0 };
@@ -49,7 +60,7 @@ function inherited(src: ViewSource, threadId: string): HistoryMessage[] {
   const parentOwn = src.ownMessages(t.parentId).slice(0, t.cutoff);
   const summary = t.parentSummaries > 0 ? src.summaries(t.parentId)[t.parentSummaries - 1] : undefined;
   if (summary && summary.upTo <= t.cutoff) {
-    return [summaryMessage(summary.text), ...parentOwn.slice(summary.upTo)];
+    return [summaryMessage(summary.text, t.stack.slice(0, -1)), ...parentOwn.slice(summary.upTo)];
   }
   return inherited(src, t.parentId).concat(parentOwn);
 }

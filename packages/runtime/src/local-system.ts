@@ -86,7 +86,10 @@ export class LocalSystem {
     const answered = new Map(
       queued.flatMap((i) => (i.body.kind === 'tool_result' ? [[key(i.threadId, i.body.toolUseId), i.body.subscription === true] as const] : [])),
     );
+    const kicked = new Set<string>();
     for (const { threadId, call } of await store.threadsWithPendingCalls()) {
+      // A child's inherited calls are answered by its parent, which recovers on its own.
+      if (call.inherited) continue;
       const tool = this.deps.tools.get(call.name);
       const startsSubscription = answered.get(key(threadId, call.id));
       if (startsSubscription !== undefined) {
@@ -99,16 +102,13 @@ export class LocalSystem {
         continue;
       }
       if (!call.dispatched) {
-        if (tool?.kind === 'async') {
-          const thread = await store.loadThread(threadId);
-          if (thread) await this.deps.dispatch(thread.record, call);
-        } else {
-          this.route(threadId, null);
-        }
+        // A slice dispatches the batch's undispatched calls first and runs its synchronous ones.
+        if (!kicked.has(threadId)) this.route(threadId, null);
+        kicked.add(threadId);
         continue;
       }
       // Only calls of in-process async tools die with the process; the others (timers, tool
-      // servers, a child's inherited spawn call) still get their answer.
+      // servers) still get their answer.
       if (tool?.kind !== 'async' || tool.survivesRestart) {
         if (tool?.kind === 'async' && !tool.passive) this.awaitingResult.add(key(threadId, call.id));
         continue;

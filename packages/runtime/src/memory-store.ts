@@ -60,11 +60,11 @@ export class MemoryStore implements RuntimeStore {
     record.parentId = spec.parentId;
     record.spawnCallId = spec.spawnCallId;
     record.cutoff = spec.cutoff;
-    record.pendingCall = spec.pendingCall ? { ...spec.pendingCall } : null;
+    record.batch = spec.batch.map((c) => ({ ...c }));
     record.messageCount = spec.seed.length;
     this.threads.set(spec.id, {
       record,
-      view: { parentId: spec.parentId, cutoff: spec.cutoff, parentSummaries: parent.summaries.length },
+      view: { stack: record.stack, parentId: spec.parentId, cutoff: spec.cutoff, parentSummaries: parent.summaries.length },
       own: spec.seed.slice(),
       summaries: [],
       processed: new Set(),
@@ -95,14 +95,15 @@ export class MemoryStore implements RuntimeStore {
   }
 
   async markDispatched(threadId: string, callId: string): Promise<void> {
-    const call = this.threads.get(threadId)?.record.pendingCall;
-    if (call && call.id === callId) call.dispatched = true;
+    const call = this.threads.get(threadId)?.record.batch.find((c) => c.id === callId);
+    if (call) call.dispatched = true;
   }
 
   async threadsWithPendingCalls(): Promise<Array<{ threadId: string; call: PendingCall }>> {
     const out: Array<{ threadId: string; call: PendingCall }> = [];
     for (const [threadId, t] of this.threads) {
-      if (t.record.pendingCall && t.record.status === 'open') out.push({ threadId, call: { ...t.record.pendingCall } });
+      if (t.record.status !== 'open') continue;
+      for (const call of t.record.batch) if (call.result === undefined) out.push({ threadId, call: { ...call } });
     }
     return out;
   }
@@ -165,7 +166,7 @@ export class MemoryStore implements RuntimeStore {
       t.processed.add(id);
       this.queue.delete(queueKey(c.threadId, id));
     }
-    t.record.pendingCall = c.pendingCall ? { ...c.pendingCall } : null;
+    t.record.batch = c.batch.map((call) => ({ ...call }));
     t.record.subscriptions = c.subscriptions.map((s) => ({ ...s }));
     t.record.hasDeferred = c.hasDeferred;
     t.record.compacting = c.compacting;
@@ -181,7 +182,7 @@ export class MemoryStore implements RuntimeStore {
     if (!t) {
       t = {
         record: newRecord(threadId, [threadId], 'root'),
-        view: { parentId: null, cutoff: 0, parentSummaries: 0 },
+        view: { stack: [threadId], parentId: null, cutoff: 0, parentSummaries: 0 },
         own: [],
         summaries: [],
         processed: new Set(),
@@ -208,7 +209,7 @@ export function newRecord(id: string, stack: string[], kind: ThreadKind): Thread
     subscriptions: [],
     hasDeferred: false,
     compacting: false,
-    pendingCall: null,
+    batch: [],
     completions: 0,
     usage: { ...ZERO_USAGE },
     contextTokens: 0,
@@ -221,7 +222,7 @@ function cloneRecord(r: ThreadRecord): ThreadRecord {
     ...r,
     stack: r.stack.slice(),
     subscriptions: r.subscriptions.map((s) => ({ ...s })),
-    pendingCall: r.pendingCall ? { ...r.pendingCall } : null,
+    batch: r.batch.map((c) => ({ ...c })),
     usage: { ...r.usage },
   };
 }

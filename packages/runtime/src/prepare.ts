@@ -4,6 +4,7 @@ import { isDeferrable } from './input.js';
 import type { HistoryMessage, ResultContent, ToolUseBlock } from './messages.js';
 import { text } from './messages.js';
 import { toolResultMessage, userTextMessage } from './history.js';
+import { answer, isComplete, resultBlock, resultsMessage, unanswered, unansweredCall } from './batch.js';
 import type { PendingCall, Subscription, ThreadRecord } from './store.js';
 import { INJECTED_TOOL_NAME } from './tool-registry.js';
 
@@ -32,10 +33,13 @@ export interface PrepareContext {
 
 /**
  * Step 2 of a slice, pure: fold queued inputs into history in arrival order.
- * - duplicates (same id) and stale tool results (not answering the pending call) are dropped;
- * - user text interrupts a pending call, which gets a synthetic result so history stays well formed;
- * - events, reports and parent messages wait (stay queued) while an active call is pending, and
- *   follow its result in order once it settles; a passive wait (sleep) is ended by them instead;
+ * - duplicates (same id) and stale tool results (answering no waiting call) are dropped;
+ * - a tool result answers its call of the batch; when every call of the batch has its result, the
+ *   results go into history as one user message, in call order;
+ * - user text interrupts every call of the batch still waiting, which get synthetic results so
+ *   history stays well formed;
+ * - events, reports and parent messages wait (stay queued) while an active call of the batch
+ *   waits, and follow the batch's results in order; passive waits (sleep) are ended by them instead;
  * - associative events, reports and parent messages are shown as an injected
  *   `receive_event__injected` call plus its result; threaded events are handed back for the slice
  *   to spawn an event thread; compaction inputs are handed back too.
@@ -51,20 +55,25 @@ export class Preparer {
   readonly injected: Injected[] = [];
   readonly compactionComplete: string[] = [];
   compaction = false;
-  actionable = false;
-  pendingCall: PendingCall | null;
+  batch: PendingCall[];
   subscriptions: Subscription[];
   private readonly seen = new Set<string>();
   private held: InputMessage[] = [];
+  private acceptedAny = false;
 
   constructor(private readonly ctx: PrepareContext) {
-    this.pendingCall = ctx.record.pendingCall;
+    this.batch = ctx.record.batch;
     this.subscriptions = ctx.record.subscriptions;
   }
 
-  /** A non-passive call is pending: deferrable inputs must wait. */
+  /** An active (non-passive) call of the batch waits for its result: deferrable inputs must wait. */
   get activeCallPending(): boolean {
-    return this.pendingCall !== null && !this.ctx.isPassive(this.pendingCall.name);
+    return this.batch.some((c) => c.result === undefined && !this.ctx.isPassive(c.name));
+  }
+
+  /** Something new reached history and no call waits: the model has something to answer. */
+  get actionable(): boolean {
+    return this.acceptedAny && this.batch.length === 0;
   }
 
   add(inputs: readonly InputMessage[]): this {
@@ -109,12 +118,12 @@ export class Preparer {
         this.accept(input);
         return;
       case 'tool_result':
-        if (!this.pendingCall || this.pendingCall.id !== body.toolUseId) {
+        if (!unansweredCall(this.batch, body.toolUseId)) {
           this.dropped.push({ input, reason: 'stale' });
           return;
         }
-        this.append.push(toolResultMessage(body.toolUseId, body.content, body.isError === true));
-        this.pendingCall = null;
+        this.batch = answer(this.batch, body.toolUseId, resultBlock(body.toolUseId, body.content, body.isError === true));
+        this.closeBatchIfComplete();
         if (body.subscription) {
           const call = this.findCall(body.toolUseId);
           this.subscriptions = [
@@ -171,21 +180,30 @@ export class Preparer {
 
   private accept(input: InputMessage): void {
     this.accepted.push(input);
-    this.actionable = true;
+    this.acceptedAny = true;
   }
 
-  /** New input ends what the thread was waiting for: a passive wait ends, an active call is interrupted. */
+  /** Every call answered: the results reach history together, in call order. */
+  private closeBatchIfComplete(): void {
+    if (this.batch.length === 0 || !isComplete(this.batch)) return;
+    this.append.push(resultsMessage(this.batch));
+    this.batch = [];
+  }
+
+  /**
+   * New input ends what the thread was waiting for: passive waits end, active calls are
+   * interrupted (only user text gets here while one waits: other inputs are held back).
+   */
   private settlePending(cause: 'user' | 'input'): void {
-    const call = this.pendingCall;
-    if (!call) return;
-    const passive = this.ctx.isPassive(call.name);
-    this.append.push(
-      passive
-        ? toolResultMessage(call.id, [text(WOKEN_BY_INPUT)], false)
-        : toolResultMessage(call.id, [text(INTERRUPTED_BY_USER)], true),
-    );
-    this.interrupted.push({ call, reason: cause });
-    this.pendingCall = null;
+    for (const call of unanswered(this.batch)) {
+      const passive = this.ctx.isPassive(call.name);
+      const result = passive
+        ? resultBlock(call.id, [text(WOKEN_BY_INPUT)], false)
+        : resultBlock(call.id, [text(INTERRUPTED_BY_USER)], true);
+      this.batch = answer(this.batch, call.id, result);
+      if (!call.inherited) this.interrupted.push({ call, reason: cause });
+    }
+    this.closeBatchIfComplete();
   }
 
   private inject(

@@ -245,7 +245,7 @@ describe('timers that came due while the process was down', () => {
     const t = (await reader.loadThread('t1'))!;
     await reader.close();
     expect(shape(t.history)).toEqual(['user:text', 'assistant:text+tool_use', 'user:tool_result', 'assistant:text']);
-    expect(t.record.pendingCall).toBeNull();
+    expect(t.record.batch).toEqual([]);
     rmSync(dir, { recursive: true, force: true });
   });
 });

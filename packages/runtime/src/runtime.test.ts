@@ -52,7 +52,7 @@ describe.each(combos)('runtime in %s mode with the %s store', (mode, storeKind) 
     ]);
     expect(t!.history[2]!.content[0]).toMatchObject({ type: 'tool_result', content: [{ text: 'echo: hi' }] });
     expect(tool.log).toHaveLength(1);
-    expect(t!.record.pendingCall).toBeNull();
+    expect(t!.record.batch).toEqual([]);
     await h.close();
   });
 
@@ -68,7 +68,7 @@ describe.each(combos)('runtime in %s mode with the %s store', (mode, storeKind) 
     const h = makeHarness(mode, storeKind, { brain: echoBrain, tools: [tool] });
     storeRef = async () => {
       const t = await h.store.loadThread('t1');
-      return [...shape(t!.history), `pending:${t!.record.pendingCall?.dispatched}`];
+      return [...shape(t!.history), `pending:${t!.record.batch[0]?.dispatched}`];
     };
     await h.send(userText('t1', 'go', 'u1'));
     await h.settle();

@@ -3,10 +3,20 @@ import type { ModelError } from './errors.js';
 import type { Usage } from './messages.js';
 import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
 
+export interface ScriptedCall {
+  name: string;
+  input: Record<string, unknown>;
+  id?: string;
+}
+
 /** One scripted reply: what a brain decides the model says. */
 export interface ScriptedReply {
   text?: string;
-  toolCall?: { name: string; input: Record<string, unknown>; id?: string };
+  toolCall?: ScriptedCall;
+  /** Several calls in one reply (after `text` and `toolCall`), as current models make them. */
+  toolCalls?: ScriptedCall[];
+  /** Text after the calls (models sometimes add a line after their calls). */
+  textAfter?: string;
   /** Raw argument text, to script a model sending invalid JSON. */
   rawToolInput?: string;
   usage?: Partial<Usage>;
@@ -54,9 +64,19 @@ export class ScriptedProvider implements ModelProvider {
         yield { type: 'tool_use', id, name, input: reply.toolCall!.input };
       }
     }
+    for (const call of reply.toolCalls ?? []) {
+      const id = call.id ?? `toolu_${randomUUID()}`;
+      yield { type: 'tool_use_start', id, name: call.name };
+      yield { type: 'tool_use', id, name: call.name, input: call.input };
+    }
+    if (reply.textAfter) {
+      length += reply.textAfter.length;
+      yield { type: 'text', text: reply.textAfter };
+    }
+    const calls = reply.toolCall || reply.rawToolInput !== undefined || (reply.toolCalls?.length ?? 0) > 0;
     yield {
       type: 'done',
-      stopReason: reply.toolCall ? 'tool_use' : 'end_turn',
+      stopReason: calls ? 'tool_use' : 'end_turn',
       usage: {
         input_tokens: reply.usage?.input_tokens ?? 10 * request.messages.length,
         output_tokens: reply.usage?.output_tokens ?? Math.ceil(length / 4),

@@ -27,6 +27,11 @@ export interface Limits {
    * other) are progress and reset the count; maxCompletionsPerThread bounds those.
    */
   maxCompletionsPerSlice: number;
+  /**
+   * Tool calls run from one reply; the calls past it are answered with an error asking the model
+   * to make them again in a later reply.
+   */
+  maxCallsPerReply: number;
 }
 
 /** What built-in tools and thread lifecycle code reach: the same in local and step mode. */

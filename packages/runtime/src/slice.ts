@@ -1,14 +1,14 @@
-import { runCompletion, type RetryPolicy } from './completion.js';
+import { runCompletion, type CompletionToolCall, type RetryPolicy } from './completion.js';
 import { ModelError, SystemClosingError } from './errors.js';
 import type { EventBus, SliceOutcome } from './events.js';
-import { buildReplyTurn, Turn } from './turn.js';
+import { Turn } from './turn.js';
 import { toRequestMessages } from './history.js';
 import type { InputMessage } from './input.js';
 import { Preparer } from './prepare.js';
 import type { ModelProvider } from './provider.js';
 import type { RuntimeServices } from './services.js';
 import type { LoadedThread, PendingCall, ThreadRecord } from './store.js';
-import { finishEphemeral, spawnCompactionThread, spawnEventThread } from './thread-lifecycle.js';
+import { finishEphemeral, spawnCompactionThread, spawnEventThread, startChildren } from './thread-lifecycle.js';
 import type { ToolOutput, SyncTool } from './tool.js';
 
 /** What a slice needs; the same for local and step mode. */
@@ -29,9 +29,10 @@ export interface SliceOptions {
 }
 
 /**
- * One slice of one thread: prepare inputs, stream completions (looping through synchronous
- * tools), commit, and only then dispatch at most one asynchronous call. `thread` is updated in
- * place after every commit, so a caller may keep it as a cache of the stored state.
+ * One slice of one thread: prepare inputs, stream completions (looping while every call of a
+ * reply is answered inline), commit, and only then dispatch the reply's asynchronous calls.
+ * `thread` is updated in place after every commit, so a caller may keep it as a cache of the
+ * stored state.
  */
 export async function runSlice(
   deps: SliceDeps,
@@ -44,12 +45,9 @@ export async function runSlice(
   const threadId = record.id;
   bus.emit({ type: 'slice-started', threadId, inputs: inputs.length });
 
-  // A call committed but never dispatched (a crash between commit and dispatch) goes out first,
-  // with its original id. A synchronous one is re-run below (built-ins are idempotent by call id).
-  const carried = record.pendingCall;
-  if (carried && !carried.dispatched && deps.tools.get(carried.name)?.kind === 'async') {
-    await deps.dispatch(record, carried);
-  }
+  // Calls committed but never dispatched (a crash between commit and dispatch) go out first, with
+  // their original ids. Synchronous ones run again below (built-ins are idempotent by call id).
+  await dispatchWaiting(deps, record);
 
   const processed = opts.deduplicated ? new Set<string>() : await store.processedIds(threadId, inputs.map((i) => i.id));
   const prep = new Preparer({
@@ -59,7 +57,7 @@ export async function runSlice(
     processed,
   }).add(inputs);
   if (record.hasDeferred && !prep.activeCallPending) {
-    // Inputs that waited behind the call just settled follow it, in arrival order.
+    // Inputs that waited behind the batch just answered follow it, in arrival order.
     const batch = new Set(inputs.map((i) => i.id));
     prep.add((await store.pendingInputsFor(threadId)).filter((i) => !batch.has(i.id)));
   }
@@ -80,18 +78,17 @@ export async function runSlice(
   }
   if (prep.compactionComplete.length > 0) tx.compacting = false;
 
+  // Synchronous calls that can run now: ones a crash cut short, and those that run last once the
+  // reply's asynchronous calls have just been answered.
   let actionable = prep.actionable;
-  if (carried && !carried.dispatched) {
-    const tool = deps.tools.get(carried.name);
-    if (tool?.kind === 'sync') {
-      tx.pendingCall = null;
-      // A call that ends the turn (close_thread) ends it now too: no completion after it.
-      if ((await runSync(deps, thread, tx, tool, carried)).stop === true) {
-        await tx.commit(bus);
-        return finish(deps, thread, tx, 'completed');
-      }
-      actionable = true;
+  if (tx.batch.length > 0) {
+    const ran = await runSyncCalls(deps, thread, tx);
+    if (ran.stop) {
+      tx.closeBatchIfComplete();
+      await tx.commit(bus);
+      return finish(deps, thread, tx, 'completed');
     }
+    if (tx.closeBatchIfComplete()) actionable = true;
   }
 
   if (!actionable) {
@@ -103,19 +100,19 @@ export async function runSlice(
   const outcome = await converse(deps, thread, tx, opts.signal);
   await tx.commit(bus);
   if (prep.compactionComplete.length > 0) await reloadView(deps, thread);
-  // Dispatch strictly after the commit: a crash before this line leaves an undispatched call that
-  // the next start dispatches, a crash after it leaves a dispatched one that is never re-run.
-  if (outcome === 'awaiting-tool' && record.pendingCall) await deps.dispatch(record, record.pendingCall);
+  // Dispatch strictly after the commit: a crash before this line leaves undispatched calls that
+  // the next start dispatches, a crash after one's mark leaves it dispatched and never re-run.
+  if (outcome === 'awaiting-tool') await dispatchWaiting(deps, record);
   if (outcome === 'completed') await finishEphemeral(deps, thread);
   return finish(deps, thread, tx, outcome);
 }
 
-/** Step 4-5: completions, looping through synchronous tools, until a reply, an async call or a stop. */
+/** Step 4-5: completions, looping while every call of a reply is answered inline. */
 async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal: AbortSignal): Promise<SliceOutcome> {
   const { bus } = deps;
   const record = thread.record;
   const threadId = record.id;
-  const tools = deps.tools.definitions(record);
+  const tools = deps.tools.definitions();
   for (;;) {
     const budget = budgetExceeded(deps, record, tx);
     if (budget) {
@@ -144,16 +141,40 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       return 'failed';
     }
     tx.recordCompletion(result.usage);
-    if (result.cancelled) {
-      if (result.text) tx.push(buildReplyTurn(result.text));
-      return 'interrupted';
-    }
-    const call = result.toolCall;
-    const reply = buildReplyTurn(result.text, call);
-    if (reply.content.length > 0) tx.push(reply);
-    if (!call) return 'completed';
+    if (result.content.length > 0) tx.push({ role: 'assistant', content: result.content });
+    if (result.cancelled) return 'interrupted';
+    if (result.toolCalls.length === 0) return 'completed';
 
-    const resolution = deps.tools.resolve(call);
+    resolveBatch(deps, threadId, result.toolCalls, tx);
+    if (tx.batch.some((c) => c.result === undefined && deps.tools.get(c.name)?.kind === 'sync')) {
+      // The reply and its calls are durable before any runs: a spawned child inherits history up
+      // to this reply, and a crash mid-call leaves calls that the next start runs again.
+      await tx.commit(bus);
+      const ran = await runSyncCalls(deps, thread, tx);
+      if (ran.stop) {
+        tx.closeBatchIfComplete();
+        return 'completed';
+      }
+    }
+    const allFailed = tx.batch.every((c) => c.result?.is_error === true);
+    if (!tx.closeBatchIfComplete()) return 'awaiting-tool';
+    // Failed calls are corrections the model has to make; successful ones (a root spawning its
+    // children) are progress and don't count toward the loop bound.
+    tx.failedInARow = allFailed ? tx.failedInARow + 1 : 0;
+  }
+}
+
+/**
+ * The reply's calls as a batch, in order: calls that can't run (unknown tool, bad arguments, past
+ * the per-reply cap) are answered at once with an error the model can act on.
+ */
+function resolveBatch(deps: SliceDeps, threadId: string, calls: readonly CompletionToolCall[], tx: Turn): void {
+  const { bus } = deps;
+  const cap = deps.limits.maxCallsPerReply;
+  const batch: PendingCall[] = [];
+  const errors: Array<{ id: string; message: string }> = [];
+  for (const [i, call] of calls.entries()) {
+    const resolution = i < cap ? deps.tools.resolve(call) : { kind: 'error' as const, message: overCap(calls.length, cap) };
     const tool = resolution.kind === 'error' ? undefined : resolution.tool;
     const display = tool?.display?.(call.input);
     bus.emit({
@@ -163,48 +184,72 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       sync: resolution.kind !== 'async',
       ...(display === undefined ? {} : { display }),
     });
-    if (resolution.kind === 'error') {
-      tx.pushResult(bus, call.id, { content: resolution.message, isError: true });
-      tx.failedInARow++;
-      continue;
-    }
-    const pending: PendingCall = { id: call.id, name: call.name, input: resolution.input, dispatched: false };
-    if (resolution.kind === 'async') {
-      tx.pendingCall = pending;
-      return 'awaiting-tool';
-    }
-    const output = await runSync(deps, thread, tx, resolution.tool, pending);
-    if (output.stop === true) return 'completed';
-    // A failed call is a correction the model has to make; a successful one (the next of many
-    // spawn_thread calls fanning out work) is progress and doesn't count toward the loop bound.
-    tx.failedInARow = output.isError === true ? tx.failedInARow + 1 : 0;
+    batch.push({ id: call.id, name: call.name, input: resolution.kind === 'error' ? call.input : resolution.input, dispatched: false });
+    if (resolution.kind === 'error') errors.push({ id: call.id, message: resolution.message });
   }
+  tx.batch = batch;
+  for (const e of errors) tx.answer(bus, e.id, { content: e.message, isError: true });
+}
+
+function overCap(count: number, cap: number): string {
+  return (
+    `Error: this reply made ${count} tool calls, and at most ${cap} run per reply, so this one did not run. ` +
+    'Make it again in your next reply, splitting the work over several replies.'
+  );
 }
 
 /**
- * A synchronous call: committed first (spawning inherits history up to this call, and a crash
- * mid-call leaves a pending call that the next start re-runs), then executed inline.
+ * Runs the batch's synchronous calls that may run now, in call order. A call that runs last
+ * (report, close, spawn) waits until every asynchronous call of the reply has its result. After
+ * a call that ends the thread, the later ones are answered without running.
  */
-async function runSync(deps: SliceDeps, thread: LoadedThread, tx: Turn, tool: SyncTool, call: PendingCall): Promise<ToolOutput> {
-  tx.pendingCall = call;
-  await tx.commit(deps.bus);
-  let output: ToolOutput;
+async function runSyncCalls(deps: SliceDeps, thread: LoadedThread, tx: Turn): Promise<{ stop: boolean }> {
+  const asyncWaiting = tx.batch.some(
+    (c) => c.result === undefined && !c.inherited && deps.tools.get(c.name)?.kind === 'async',
+  );
+  let stop = false;
+  const spawned = new Map<string, string>();
+  for (const call of tx.batch) {
+    if (call.result !== undefined || call.inherited) continue;
+    const tool = deps.tools.get(call.name);
+    if (tool?.kind !== 'sync' || (tool.runsLast === true && asyncWaiting)) continue;
+    if (stop) {
+      tx.answer(deps.bus, call.id, { content: 'Error: not run: an earlier call of this reply closed the thread.', isError: true });
+      continue;
+    }
+    const output = await executeSync(deps, thread, tool, call);
+    if (output.unsubscribe) tx.subscriptions = tx.subscriptions.filter((s) => !output.unsubscribe!.includes(s.callId));
+    if (output.spawned !== undefined) spawned.set(call.id, output.spawned);
+    tx.answer(deps.bus, call.id, output);
+    if (output.stop === true) stop = true;
+  }
+  // Before the results are committed: a crash in between runs the spawns again (a no-op for
+  // children that exist) and delivers again (deduplicated by id), so no child is left unstarted.
+  if (spawned.size > 0) await startChildren(deps, thread.record, tx.batch, spawned);
+  return { stop };
+}
+
+async function executeSync(deps: SliceDeps, thread: LoadedThread, tool: SyncTool, call: PendingCall): Promise<ToolOutput> {
   try {
-    output = await tool.execute(call.input, {
+    return await tool.execute(call.input, {
       threadId: thread.record.id,
       threadStack: thread.record.stack,
       call: { id: call.id, name: call.name, input: call.input },
       thread: thread.record,
     });
   } catch (err) {
-    // Closing: no result is recorded, so the committed call stays pending and re-runs next start.
+    // Closing: no result is recorded, so the committed call stays waiting and runs next start.
     if (deps.closing.aborted) throw new SystemClosingError();
-    output = { content: `Error: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+    return { content: `Error: ${err instanceof Error ? err.message : String(err)}`, isError: true };
   }
-  tx.pendingCall = null;
-  if (output.unsubscribe) tx.subscriptions = tx.subscriptions.filter((s) => !output.unsubscribe!.includes(s.callId));
-  tx.pushResult(deps.bus, call.id, output);
-  return output;
+}
+
+/** Hands the batch's committed, undispatched asynchronous calls to their tools, in call order. */
+async function dispatchWaiting(deps: SliceDeps, record: ThreadRecord): Promise<void> {
+  for (const call of record.batch) {
+    if (call.result !== undefined || call.dispatched || call.inherited) continue;
+    if (deps.tools.get(call.name)?.kind === 'async') await deps.dispatch(record, call);
+  }
 }
 
 function budgetExceeded(deps: SliceDeps, record: ThreadRecord, tx: Turn): string | null {

@@ -13,6 +13,8 @@ CREATE TABLE IF NOT EXISTS threads (
   summary_count INTEGER NOT NULL DEFAULT 0,
   status TEXT NOT NULL DEFAULT 'open',
   message_count INTEGER NOT NULL DEFAULT 0,
+  -- The latest reply's calls while any waits for its result (JSON array); older stores held one
+  -- call object here, with its dispatched mark in the next column.
   pending_call TEXT,
   dispatched INTEGER NOT NULL DEFAULT 0,
   subs TEXT,

@@ -66,7 +66,12 @@ export class SqliteStore implements RuntimeStore {
     this.source = {
       thread: (uid) => {
         const row = this.stmt.viewInfo.get(uid);
-        return row && { parentId: row.parent_uid, cutoff: row.cutoff, parentSummaries: row.parent_summaries };
+        return row && {
+          stack: JSON.parse(row.stack) as string[],
+          parentId: row.parent_uid,
+          cutoff: row.cutoff,
+          parentSummaries: row.parent_summaries,
+        };
       },
       ownMessages: (uid) => {
         const t = this.lookup(uid);
@@ -104,7 +109,6 @@ export class SqliteStore implements RuntimeStore {
       if (this.lookup(spec.id)) return;
       const parent = this.stmt.threadByUid.get(spec.parentId);
       if (!parent) throw new StoreError(`parent thread ${spec.parentId} does not exist`);
-      const call = spec.pendingCall;
       this.stmt.insertChild.run({
         uid: spec.id,
         stack: JSON.stringify([...(JSON.parse(parent.stack) as string[]), spec.id]),
@@ -115,8 +119,8 @@ export class SqliteStore implements RuntimeStore {
         cutoff: spec.cutoff,
         parent_summaries: parent.summary_count,
         message_count: spec.seed.length,
-        pending_call: call ? JSON.stringify({ id: call.id, name: call.name, input: call.input }) : null,
-        dispatched: call?.dispatched ? 1 : 0,
+        pending_call: batchJson(spec.batch),
+        dispatched: 0,
       });
       const t = this.lookup(spec.id)!;
       if (spec.seed.length > 0) this.stmt.insertMessage.run(t.id, JSON.stringify(spec.seed));
@@ -153,15 +157,22 @@ export class SqliteStore implements RuntimeStore {
   async markDispatched(threadId: string, callId: string): Promise<void> {
     await this.committer.run(() => {
       const t = this.lookup(threadId);
-      if (t) this.stmt.markDispatched.run(t.id, callId);
+      const row = t && this.stmt.batchOf.get(t.id);
+      if (!t || !row) return;
+      const batch = parseBatch(row.pending_call, row.dispatched);
+      const call = batch.find((c) => c.id === callId);
+      if (!call || call.dispatched) return;
+      call.dispatched = true;
+      this.stmt.setBatch.run(batchJson(batch), t.id);
     });
   }
 
   async threadsWithPendingCalls(): Promise<Array<{ threadId: string; call: PendingCall }>> {
-    return this.stmt.pendingCalls.all().map((r) => ({
-      threadId: r.uid,
-      call: { ...(JSON.parse(r.pending_call) as Omit<PendingCall, 'dispatched'>), dispatched: r.dispatched === 1 },
-    }));
+    return this.stmt.pendingCalls.all().flatMap((r) =>
+      parseBatch(r.pending_call, r.dispatched)
+        .filter((call) => call.result === undefined)
+        .map((call) => ({ threadId: r.uid, call })),
+    );
   }
 
   async activeSubscriptions(): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>> {
@@ -218,12 +229,11 @@ export class SqliteStore implements RuntimeStore {
         t.messages += c.append.length;
       }
       for (const id of c.consumed) this.stmt.markProcessed.run(t.id, id);
-      const call = c.pendingCall;
       this.stmt.updateThread.run({
         id: t.id,
         message_count: t.messages,
-        pending_call: call ? JSON.stringify({ id: call.id, name: call.name, input: call.input }) : null,
-        dispatched: call?.dispatched ? 1 : 0,
+        pending_call: batchJson(c.batch),
+        dispatched: 0,
         subs: c.subscriptions.length > 0 ? JSON.stringify(c.subscriptions) : null,
         has_deferred: c.hasDeferred ? 1 : 0,
         compacting: c.compacting ? 1 : 0,
@@ -278,6 +288,17 @@ export class SqliteStore implements RuntimeStore {
   }
 }
 
+function batchJson(batch: readonly PendingCall[]): string | null {
+  return batch.length > 0 ? JSON.stringify(batch) : null;
+}
+
+/** Stores written before replies could hold several calls kept one, marked in its own column. */
+function parseBatch(json: string | null, dispatched: number): PendingCall[] {
+  if (!json) return [];
+  const value = JSON.parse(json) as PendingCall[] | Omit<PendingCall, 'dispatched'>;
+  return Array.isArray(value) ? value : [{ ...value, dispatched: dispatched === 1 }];
+}
+
 function toInput(r: { input_id: string; uid: string; body: string }): InputMessage {
   return { id: r.input_id, threadId: r.uid, body: JSON.parse(r.body) as InputBody };
 }
@@ -294,9 +315,7 @@ function toRecord(row: ThreadRow, uidById: { get(id: number): string | undefined
     subscriptions: row.subs ? (JSON.parse(row.subs) as Subscription[]) : [],
     hasDeferred: row.has_deferred === 1,
     compacting: row.compacting === 1,
-    pendingCall: row.pending_call
-      ? { ...(JSON.parse(row.pending_call) as Omit<PendingCall, 'dispatched'>), dispatched: row.dispatched === 1 }
-      : null,
+    batch: parseBatch(row.pending_call, row.dispatched),
     completions: row.completions,
     usage: {
       input_tokens: row.in_tok,
@@ -343,8 +362,8 @@ function threadStatements(db: Database.Database) {
       'SELECT id, message_count FROM threads WHERE uid = ?',
     ),
     uidById: db.prepare<[number], string>('SELECT uid FROM threads WHERE id = ?').pluck(),
-    viewInfo: db.prepare<[string], { parent_uid: string | null; cutoff: number; parent_summaries: number }>(
-      'SELECT p.uid AS parent_uid, t.cutoff, t.parent_summaries FROM threads t ' +
+    viewInfo: db.prepare<[string], { stack: string; parent_uid: string | null; cutoff: number; parent_summaries: number }>(
+      'SELECT t.stack, p.uid AS parent_uid, t.cutoff, t.parent_summaries FROM threads t ' +
         'LEFT JOIN threads p ON p.id = t.parent WHERE t.uid = ?',
     ),
     insertRoot: db.prepare<[string, string, string]>('INSERT OR IGNORE INTO threads (uid, stack, root) VALUES (?, ?, ?)'),
@@ -390,9 +409,10 @@ function threadStatements(db: Database.Database) {
          cache_r = cache_r + @cache_r, context_tokens = @context_tokens
        WHERE id = @id`,
     ),
-    markDispatched: db.prepare<[number, string]>(
-      "UPDATE threads SET dispatched = 1 WHERE id = ? AND json_extract(pending_call, '$.id') = ?",
+    batchOf: db.prepare<[number], { pending_call: string | null; dispatched: number }>(
+      'SELECT pending_call, dispatched FROM threads WHERE id = ?',
     ),
+    setBatch: db.prepare<[string | null, number]>('UPDATE threads SET pending_call = ?, dispatched = 0 WHERE id = ?'),
     withSubscriptions: db.prepare<[], ThreadRow>("SELECT * FROM threads WHERE subs IS NOT NULL AND status = 'open'"),
     pendingCalls: db.prepare<[], { uid: string; pending_call: string; dispatched: number }>(
       "SELECT uid, pending_call, dispatched FROM threads WHERE pending_call IS NOT NULL AND status = 'open'",

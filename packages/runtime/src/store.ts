@@ -1,11 +1,21 @@
 import type { InputMessage } from './input.js';
-import type { HistoryMessage, Usage } from './messages.js';
+import type { HistoryMessage, ToolResultBlock, Usage } from './messages.js';
 import type { ToolCall } from './tool.js';
 
-/** The one asynchronous call a thread waits on, if any. */
+/**
+ * One call of the thread's latest reply. The calls of a reply form a batch that stays on the
+ * thread until every call has its result; then the results go to the model together.
+ */
 export interface PendingCall extends ToolCall {
   /** True once handed to the tool; a restart never dispatches it again. */
   dispatched: boolean;
+  /** Its result, once in (kept here until the whole batch is answered). */
+  result?: ToolResultBlock;
+  /**
+   * A call of the parent's reply that a child inherited with it: the parent ran it, and the
+   * child only receives a result saying so (its own spawn call's result is its instructions).
+   */
+  inherited?: boolean;
 }
 
 export type ThreadStatus = 'open' | 'closed';
@@ -33,8 +43,8 @@ export interface NewThread {
   spawnCallId: string;
   /** The parent's own messages [0, cutoff) are inherited. */
   cutoff: number;
-  /** The call the child's first input answers (its inherited spawn call), if any. */
-  pendingCall: PendingCall | null;
+  /** The inherited calls the child's first inputs answer (the parent's spawning reply). */
+  batch: PendingCall[];
   /** Rows written into the child's own history at creation (event and compaction seeds). */
   seed: HistoryMessage[];
 }
@@ -56,11 +66,12 @@ export interface ThreadRecord {
   cutoff: number;
   status: ThreadStatus;
   subscriptions: Subscription[];
-  /** Inputs wait in the durable queue until the pending call settles. */
+  /** Inputs wait in the durable queue until the batch's active calls are answered. */
   hasDeferred: boolean;
   /** A compaction child is summarising this thread. */
   compacting: boolean;
-  pendingCall: PendingCall | null;
+  /** The calls of the latest reply while any of them waits for its result; empty otherwise. */
+  batch: PendingCall[];
   /** Completions run by this thread (for budgets and displays). */
   completions: number;
   usage: Usage;
@@ -99,7 +110,7 @@ export interface StateStore {
   /** The subset of `ids` already processed by `threadId`. */
   processedIds(threadId: string, ids: readonly string[]): Promise<Set<string>>;
   markDispatched(threadId: string, callId: string): Promise<void>;
-  /** Threads waiting on a call: for recovery after a restart. */
+  /** Every call still waiting for its result, with its thread: for recovery after a restart. */
   threadsWithPendingCalls(): Promise<Array<{ threadId: string; call: PendingCall }>>;
   /** Active subscriptions of open threads: for resuming them after a restart. */
   activeSubscriptions(): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>>;
@@ -133,7 +144,7 @@ export interface SliceCommit {
   append: HistoryMessage[];
   /** Input ids consumed by this slice: marked processed and removed from the queue. */
   consumed: string[];
-  pendingCall: PendingCall | null;
+  batch: PendingCall[];
   subscriptions: Subscription[];
   hasDeferred: boolean;
   compacting: boolean;

@@ -38,6 +38,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxLiveThreads: 256,
   maxCompletionsPerThread: 500,
   maxCompletionsPerSlice: 50,
+  maxCallsPerReply: 16,
 };
 
 /** Builds the slice dependencies both modes share; `deliver` and timers are what differ. */

@@ -5,7 +5,8 @@ import type { HistoryMessage } from './messages.js';
 import { text } from './messages.js';
 import { safePoint } from './history-view.js';
 import type { RuntimeServices } from './services.js';
-import type { LoadedThread, Subscription, ThreadRecord } from './store.js';
+import type { LoadedThread, PendingCall, Subscription, ThreadRecord } from './store.js';
+import { stackLine } from './thread-identity.js';
 import { INJECTED_TOOL_NAME } from './tool-registry.js';
 
 export const COMPACTION_TOOL_NAME = '__harness_begin_compaction__';
@@ -16,12 +17,15 @@ const COMPACTION_INSTRUCTIONS =
   'and code changed (with paths), commands run and their outcomes, and what remains to do. Reply ' +
   'with the summary only, as plain text, without calling tools.';
 
-/** Creates a child for `spawn_thread` and hands it its instructions. Idempotent by call id. */
+/**
+ * Creates a child for `spawn_thread` (idempotent by call id). It inherits the parent's history up
+ * to and including the reply with the call, and that reply's calls as its own batch: it starts
+ * when `startChildren` answers them.
+ */
 export async function spawnChild(
   s: RuntimeServices,
   parent: ThreadRecord,
   callId: string,
-  input: Record<string, unknown>,
 ): Promise<string> {
   const childId = derivedId('th_', parent.id, callId);
   await s.store.createThread({
@@ -31,22 +35,43 @@ export async function spawnChild(
     spawnCallId: callId,
     // The spawning turn was committed just before: the child inherits up to and including it.
     cutoff: parent.messageCount,
-    pendingCall: { id: callId, name: 'spawn_thread', input, dispatched: true },
+    batch: parent.batch.map((c) => ({ id: c.id, name: c.name, input: c.input, dispatched: true, inherited: true })),
     seed: [],
   });
-  const instructions = String(input.instructions ?? '');
-  await s.deliver(
-    toolResult(childId, callId, [
-      text(
-        `You are now inside the thread you asked to create. Your thread ID is ${childId}; your parent ` +
-          `is ${parent.id}. Follow these instructions exactly:\n\n${instructions}\n\nEverything before ` +
-          "this point was your parent's context: don't redo its plan or spawn the threads it planned. " +
-          'When you are done, call report_to_parent with what you did, then close_thread.',
-      ),
-    ]),
-  );
   s.bus.emit({ type: 'thread-spawned', threadId: parent.id, childId, kind: 'child', spawnCallId: callId });
   return childId;
+}
+
+/**
+ * Starts the children one reply spawned: each gets a result for every call of that reply, so its
+ * history is valid for the API: its own call's result is its instructions, a sibling's says which
+ * thread that sibling is, any other call's says the parent ran it.
+ */
+export async function startChildren(
+  s: RuntimeServices,
+  parent: ThreadRecord,
+  batch: readonly PendingCall[],
+  spawned: ReadonlyMap<string, string>,
+): Promise<void> {
+  for (const [callId, childId] of spawned) {
+    for (const call of batch) {
+      let body: string;
+      if (call.id === callId) {
+        const instructions = typeof call.input.instructions === 'string' ? call.input.instructions : '';
+        body =
+          `You are now inside the thread you asked to create. Your thread ID is ${childId}; your parent ` +
+          `is ${parent.id}. Follow these instructions exactly:\n\n${instructions}\n\nEverything before ` +
+          "this point was your parent's context: don't redo its plan or spawn the threads it planned. " +
+          'When you are done, call report_to_parent with what you did, then close_thread.\n' +
+          stackLine([...parent.stack, childId]);
+      } else if (spawned.has(call.id)) {
+        body = `This call of your parent's started thread ${spawned.get(call.id)!}, a sibling working in parallel with you: that part of the work is its, not yours.`;
+      } else {
+        body = `This call ran in your parent's thread (${parent.id}); its result went there, not to you.`;
+      }
+      await s.deliver(toolResult(childId, call.id, [text(body)]));
+    }
+  }
 }
 
 /** A threaded event: an ephemeral child sees the parent's history and this one event. */
@@ -83,7 +108,8 @@ export async function spawnEventThread(
               `You are inside a temporary thread (ID ${childId}) created to process the single event ` +
                 `below, from subscription ${sub.callId} (${sub.name}) of thread ${parent.record.id}. ` +
                 'Handle it. Your output is not shown to anyone: call report_to_parent if the parent ' +
-                'should know something. This thread closes when you finish.',
+                'should know something. This thread closes when you finish.\n' +
+                stackLine([...parent.record.stack, childId]),
             ),
           ],
         },
@@ -107,7 +133,7 @@ export async function spawnEventThread(
     kind: 'event',
     spawnCallId: sub.callId,
     cutoff: safePoint(parent, parent.record.messageCount),
-    pendingCall: { id: eventCallId, name: INJECTED_TOOL_NAME, input: {}, dispatched: true },
+    batch: [{ id: eventCallId, name: INJECTED_TOOL_NAME, input: {}, dispatched: true, inherited: true }],
     seed,
   });
   await s.deliver(toolResult(childId, eventCallId, event.content, event.isError ? { isError: true } : {}));
@@ -125,10 +151,11 @@ export async function spawnCompactionThread(s: RuntimeServices, parent: LoadedTh
     kind: 'compaction',
     spawnCallId: callId,
     cutoff,
-    pendingCall: { id: callId, name: COMPACTION_TOOL_NAME, input: {}, dispatched: true },
+    batch: [{ id: callId, name: COMPACTION_TOOL_NAME, input: {}, dispatched: true, inherited: true }],
     seed: [{ role: 'assistant', content: [{ type: 'tool_use', id: callId, name: COMPACTION_TOOL_NAME, input: {} }] }],
   });
-  await s.deliver(toolResult(childId, callId, [text(COMPACTION_INSTRUCTIONS)]));
+  const identity = stackLine([...parent.record.stack, childId]);
+  await s.deliver(toolResult(childId, callId, [text(`${COMPACTION_INSTRUCTIONS}\n${identity}`)]));
   s.bus.emit({ type: 'thread-spawned', threadId: parent.record.id, childId, kind: 'compaction', spawnCallId: callId });
   return childId;
 }
@@ -198,7 +225,7 @@ export async function deliverReport(
 /** An ephemeral thread (event or compaction) ends when its turn does. */
 export async function finishEphemeral(s: RuntimeServices, thread: LoadedThread): Promise<void> {
   const r = thread.record;
-  if (r.status === 'closed' || r.pendingCall !== null) return;
+  if (r.status === 'closed' || r.batch.length > 0) return;
   if (r.kind === 'compaction') {
     const last = [...thread.history].reverse().find((m) => m.role === 'assistant');
     const summary = last?.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');

@@ -86,14 +86,18 @@ describe.each(combos)('threads in %s mode with the %s store', (mode, storeKind) 
     await h.close();
   });
 
-  it('offers report_to_parent and close_thread only to children, and the child inherits history up to the spawn call', async () => {
-    const offered = new Map<string, string[]>();
+  it('offers every thread the same tools and system prompt byte for byte, answers a root\'s report_to_parent with an error, and the child inherits history up to the spawn call', async () => {
+    const offered = new Map<string, string>();
     let childSaw: string[] = [];
+    let rootReport = '';
     const brain = (r: CompletionRequest): ScriptedReply => {
       const me = threadOf(r);
-      offered.set(me.stack.length === 1 ? 'root' : 'child', r.tools.map((t) => t.name));
+      offered.set(me.stack.length === 1 ? 'root' : 'child', JSON.stringify([r.system, r.tools]));
       if (me.stack.length === 1) {
-        if (toolUses(r.messages).length === 0) {
+        const calls = toolUses(r.messages);
+        if (calls.length === 0) return { toolCall: { name: 'report_to_parent', input: { report: 'hi' } } };
+        if (calls.length === 1) {
+          rootReport = lastText(r);
           return { text: 'Delegating.', toolCall: { name: 'spawn_thread', input: { instructions: 'say hi', child_of: me.stack } } };
         }
         return { text: 'ok' };
@@ -104,10 +108,10 @@ describe.each(combos)('threads in %s mode with the %s store', (mode, storeKind) 
     const h = makeHarness(mode, storeKind, { brain });
     await h.send(userText('root', 'go', 'u1'));
     await h.settle();
-    expect(offered.get('root')).not.toContain('report_to_parent');
-    expect(offered.get('root')).not.toContain('close_thread');
-    expect(offered.get('child')).toEqual(expect.arrayContaining(['report_to_parent', 'close_thread', 'spawn_thread']));
-    expect(childSaw).toEqual(['user:text', 'assistant:text+tool_use', 'user:tool_result']);
+    expect(offered.get('child')).toBe(offered.get('root'));
+    expect(offered.get('root')).toContain('report_to_parent');
+    expect(rootReport).toMatch(/root thread, which has no parent/);
+    expect(childSaw).toEqual(['user:text', 'assistant:tool_use', 'user:tool_result', 'assistant:text+tool_use', 'user:tool_result']);
     const root = await h.store.loadThread('root');
     expect(JSON.stringify(root!.history)).toContain('has shut down');
     await h.close();

@@ -17,8 +17,7 @@ export type Resolution =
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
-  private readonly rootDefs: ToolDefinition[];
-  private readonly childDefs: ToolDefinition[];
+  private readonly defs: ToolDefinition[];
 
   constructor(tools: readonly Tool[]) {
     const ajv = new Ajv({ allErrors: true, strict: false });
@@ -30,13 +29,16 @@ export class ToolRegistry {
       this.tools.set(tool.name, { tool, validate: ajv.compile(tool.input_schema) });
     }
     // Built once: a slice must not allocate the tool list per completion.
-    this.childDefs = tools.map(toolDefinition);
-    this.rootDefs = tools.filter((t) => t.offeredTo !== 'children').map(toolDefinition);
+    this.defs = tools.map(toolDefinition);
   }
 
-  /** The tools offered to a thread: some only make sense for threads with a parent. */
-  definitions(thread: { parentId: string | null }): readonly ToolDefinition[] {
-    return thread.parentId === null ? this.rootDefs : this.childDefs;
+  /**
+   * The tools offered to the model: the same list, byte for byte, for every thread, so that all
+   * threads of a session share one cached prompt prefix. A tool a thread may not use (a root's
+   * report_to_parent) answers with an error instead of being left out.
+   */
+  definitions(): readonly ToolDefinition[] {
+    return this.defs;
   }
 
   isPassive(name: string): boolean {

@@ -31,6 +31,11 @@ export interface ToolOutput {
   stop?: boolean;
   /** Synchronous tools only: subscriptions of the thread that end now (cancel_subscription). */
   unsubscribe?: string[];
+  /**
+   * Synchronous tools only: the call created this child thread (spawn_thread). The child starts
+   * once the reply's other synchronous calls have run, so it can be told what its siblings are.
+   */
+  spawned?: string;
 }
 
 /** Identity of the calling thread, given to every tool. */
@@ -71,13 +76,19 @@ export interface AsyncToolContext extends ToolContext {
 interface ToolBase extends ToolDefinition {
   /** A short line for UIs, e.g. `$ npm test`. */
   display?(input: Record<string, unknown>): string;
-  /** Offered to every thread (default), or only to threads that have a parent. */
-  offeredTo?: 'all' | 'children';
 }
 
-/** Runs inline inside the slice; the slice loops to another completion with its result. */
+/**
+ * Runs inline inside the slice, once the reply holding the call is committed; when every call of
+ * the reply has its result, the slice loops to another completion.
+ */
 export interface SyncTool extends ToolBase {
   kind: 'sync';
+  /**
+   * Runs only after every asynchronous call of the same reply has its result: a report, a close
+   * or a spawn must see the effects of the edits the model asked for alongside it.
+   */
+  runsLast?: boolean;
   execute(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> | ToolOutput;
 }
 

@@ -1,19 +1,12 @@
+import { answer, isComplete, resultBlock, resultsMessage } from './batch.js';
 import type { EventBus } from './events.js';
-import { asResultContent, toolResultMessage } from './history.js';
+import { asResultContent } from './history.js';
 import type { InputMessage } from './input.js';
-import type { ContentBlock, HistoryMessage, Usage } from './messages.js';
-import { addUsage, text, ZERO_USAGE } from './messages.js';
+import type { HistoryMessage, Usage } from './messages.js';
+import { addUsage, ZERO_USAGE } from './messages.js';
 import type { Preparer } from './prepare.js';
-import type { CompletionToolCall } from './completion.js';
 import type { LoadedThread, PendingCall, RuntimeStore, Subscription } from './store.js';
 import type { ToolOutput } from './tool.js';
-
-export function buildReplyTurn(reply: string, call?: CompletionToolCall): HistoryMessage {
-  const content: ContentBlock[] = [];
-  if (reply) content.push(text(reply));
-  if (call) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
-  return { role: 'assistant', content };
-}
 
 /** The uncommitted part of a slice, and how it becomes durable (one transaction per commit). */
 export class Turn {
@@ -27,7 +20,7 @@ export class Turn {
   /** Completions in this slice, one after the other, whose tool call failed (see Limits). */
   failedInARow = 0;
   sliceUsage: Usage = ZERO_USAGE;
-  pendingCall: PendingCall | null;
+  batch: PendingCall[];
   subscriptions: Subscription[];
   hasDeferred: boolean;
   compacting: boolean;
@@ -41,13 +34,13 @@ export class Turn {
     const r = thread.record;
     this.pending = prep.append;
     this.consumed = prep.consumed;
-    this.pendingCall = prep.pendingCall;
+    this.batch = prep.batch;
     this.subscriptions = prep.subscriptions;
     this.hasDeferred = prep.deferred.length > 0;
     this.compacting = r.compacting;
     this.contextTokens = r.contextTokens;
     this.stateChanged =
-      prep.pendingCall !== r.pendingCall ||
+      prep.batch !== r.batch ||
       prep.subscriptions !== r.subscriptions ||
       this.hasDeferred !== r.hasDeferred;
   }
@@ -58,6 +51,7 @@ export class Turn {
       this.consumed.length > 0 ||
       this.enqueue.length > 0 ||
       this.stateChanged ||
+      this.batch !== this.thread.record.batch ||
       this.compacting !== this.thread.record.compacting
     );
   }
@@ -70,11 +64,20 @@ export class Turn {
     this.pending.push(m);
   }
 
-  pushResult(bus: EventBus, callId: string, output: ToolOutput): void {
+  /** Answers a call of the batch (a synchronous call's output, or an error the model must fix). */
+  answer(bus: EventBus, callId: string, output: ToolOutput): void {
     const content = asResultContent(output.content);
     const isError = output.isError === true;
-    this.pending.push(toolResultMessage(callId, content, isError));
+    this.batch = answer(this.batch, callId, resultBlock(callId, content, isError));
     bus.emit({ type: 'tool-result', threadId: this.thread.record.id, toolUseId: callId, content, isError });
+  }
+
+  /** When every call of the batch is answered, its results join history (true if so). */
+  closeBatchIfComplete(): boolean {
+    if (this.batch.length === 0 || !isComplete(this.batch)) return false;
+    this.pending.push(resultsMessage(this.batch));
+    this.batch = [];
+    return true;
   }
 
   recordCompletion(u: Usage): void {
@@ -92,7 +95,7 @@ export class Turn {
       threadId: this.thread.record.id,
       append,
       consumed: this.consumed,
-      pendingCall: this.pendingCall,
+      batch: this.batch,
       subscriptions: this.subscriptions,
       hasDeferred: this.hasDeferred,
       compacting: this.compacting,
@@ -105,7 +108,7 @@ export class Turn {
     const r = this.thread.record;
     for (const m of append) this.thread.history.push(m);
     r.messageCount += append.length;
-    r.pendingCall = this.pendingCall;
+    r.batch = this.batch;
     r.subscriptions = this.subscriptions;
     r.hasDeferred = this.hasDeferred;
     r.compacting = this.compacting;

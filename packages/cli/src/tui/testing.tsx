@@ -5,6 +5,7 @@ import {
   LocalSystem,
   MemoryStore,
   ScriptedProvider,
+  threadStackOf,
   type AsyncTool,
   type Brain,
   type CompletionRequest,
@@ -146,12 +147,11 @@ export async function startRig(o: RigOptions): Promise<Rig> {
   };
 }
 
-/** The thread a request is for, read from the system prompt the runtime builds. */
+/** The thread a request is for: its last identity line. */
 export function threadOf(r: CompletionRequest): { id: string; stack: string[] } {
-  const id = /Your current thread ID is (\S+)\./.exec(r.system)?.[1];
-  const stack = /Thread stack: (\[.*\])/.exec(r.system)?.[1];
-  if (!id || !stack) throw new Error('system prompt without thread identity');
-  return { id, stack: JSON.parse(stack) as string[] };
+  const stack = threadStackOf(r);
+  if (!stack) throw new Error('request without a thread identity line');
+  return { id: stack.at(-1)!, stack };
 }
 
 /** Text of the blocks of a request's last message (tool results flattened). */

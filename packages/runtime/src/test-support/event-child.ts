@@ -69,7 +69,7 @@ for (;;) {
   await system.whenIdle();
   const t = await store.loadThread('t');
   subscribed ||= t!.record.subscriptions.length > 0;
-  const waiting = t!.record.pendingCall !== null || (scenario === 'tail' && (!subscribed || t!.record.subscriptions.length > 0));
+  const waiting = t!.record.batch.length > 0 || (scenario === 'tail' && (!subscribed || t!.record.subscriptions.length > 0));
   if (!waiting) break;
   // Something is still expected (events or a timer): wait for the next slice to finish.
   await new Promise<void>((resolve) => {

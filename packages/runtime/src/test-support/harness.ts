@@ -11,6 +11,7 @@ import { MemoryStore } from '../memory-store.js';
 import { ScriptedProvider, type Brain } from '../scripted-provider.js';
 import { SqliteStore } from '../sqlite-store.js';
 import { StepSystem } from '../step-system.js';
+import { threadStackOf } from '../thread-identity.js';
 import type { RuntimeStore } from '../store.js';
 import type { SystemOptions } from '../system-options.js';
 import type { Tool } from '../tool.js';
@@ -126,12 +127,11 @@ export function shape(history: readonly { role: string; content: Array<{ type: s
   return history.map((m) => `${m.role}:${m.content.map((c) => c.type).join('+')}`);
 }
 
-/** The thread a request is for, read from the system prompt the runtime builds. */
-export function threadOf(r: { system: string }): { id: string; stack: string[] } {
-  const id = /Your current thread ID is (\S+)\./.exec(r.system)?.[1];
-  const stack = /Thread stack: (\[.*\])/.exec(r.system)?.[1];
-  if (!id || !stack) throw new Error('system prompt without thread identity');
-  return { id, stack: JSON.parse(stack) as string[] };
+/** The thread a request is for: its last identity line. */
+export function threadOf(r: { system: string; messages: readonly HistoryMessage[] }): { id: string; stack: string[] } {
+  const stack = threadStackOf(r);
+  if (!stack) throw new Error('request without a thread identity line');
+  return { id: stack.at(-1)!, stack };
 }
 
 /** Text of the blocks of the last message (tool results flattened). */
