@@ -72,14 +72,25 @@ describe('AnthropicProvider streaming through the real SDK', () => {
     expect(req.method).toBe('POST');
     expect(req.path).toBe('/v1/messages');
     expect(req.headers.authorization).toBe('Bearer test-key');
-    expect(req.body).toMatchObject({
+    const cached = { cache_control: { type: 'ephemeral' } };
+    expect(req.body).toEqual({
       stream: true,
       model: 'claude-test',
       max_tokens: 256,
+      system: [{ type: 'text', text: 'You are a test double.', ...cached }],
+      tools: [{ ...READ_FILE, ...cached }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'read package.json', ...cached }] }],
+    });
+  });
+
+  it('sends the plain request when prompt caching is off', async () => {
+    const { server } = await run({ text: 'ok' }, { promptCaching: false });
+    expect(server.requests[0]!.body).toMatchObject({
       system: 'You are a test double.',
       tools: [READ_FILE],
       messages: [{ role: 'user', content: [{ type: 'text', text: 'read package.json' }] }],
     });
+    expect(JSON.stringify(server.requests[0]!.body)).not.toContain('cache_control');
   });
 
   it('assembles a tool call whose input JSON arrives in pieces', async () => {

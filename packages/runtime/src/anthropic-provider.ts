@@ -1,7 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { APIError } from '@anthropic-ai/sdk';
+import { EPHEMERAL, markedMessages, withMessageBreakpoints } from './cache-breakpoints.js';
 import { ModelError } from './errors.js';
-import type { Usage } from './messages.js';
+import type { HistoryMessage, Usage } from './messages.js';
 import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
 import type { ToolDefinition } from './tool.js';
 
@@ -15,6 +16,11 @@ export interface AnthropicProviderOptions {
    * timeout stops at the headers; a server that goes silent mid-reply must not hang a thread.
    */
   timeoutMs?: number;
+  /**
+   * Mark the tools, the system prompt, the thread's previous request and this request for prompt
+   * caching (default true): users pay a tenth of the input price for what is read from cache.
+   */
+  promptCaching?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -29,11 +35,13 @@ interface Sdk {
 export class AnthropicProvider implements ModelProvider {
   readonly name = 'anthropic';
   readonly #timeoutMs: number;
+  readonly #caching: boolean;
   readonly #opts: AnthropicProviderOptions;
   #sdk: Promise<Sdk> | undefined;
 
   constructor(opts: AnthropicProviderOptions = {}) {
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#caching = opts.promptCaching ?? true;
     this.#opts = opts;
   }
 
@@ -81,7 +89,7 @@ export class AnthropicProvider implements ModelProvider {
     try {
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
-        events = await sdk.client.messages.create(toParams(request), { signal: ctrl.signal });
+        events = await sdk.client.messages.create(toParams(request, this.#caching), { signal: ctrl.signal });
       } catch (err) {
         throw interrupted() ?? toModelError(sdk.mod, err, baseURL);
       }
@@ -109,16 +117,35 @@ export class AnthropicProvider implements ModelProvider {
   }
 }
 
-function toParams(request: CompletionRequest): Anthropic.MessageCreateParamsStreaming {
+export function toParams(request: CompletionRequest, caching = true): Anthropic.MessageCreateParamsStreaming {
+  const tools = request.tools.map(toSdkTool);
+  if (!caching) {
+    return {
+      model: request.model,
+      max_tokens: request.maxTokens,
+      ...(request.system !== '' && { system: request.system }),
+      messages: wire(request.messages),
+      tools,
+      stream: true,
+    };
+  }
+  // Tools first: they are the same for every session with the same tools, so a new session
+  // reads them from cache too; the system prompt names the session's root thread.
+  const lastTool = tools.length - 1;
+  if (lastTool >= 0) tools[lastTool] = { ...tools[lastTool]!, cache_control: EPHEMERAL };
   return {
     model: request.model,
     max_tokens: request.maxTokens,
-    ...(request.system !== '' && { system: request.system }),
-    // HistoryMessage is declared in the Messages API's wire shape (messages.ts): no conversion.
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
-    tools: request.tools.map(toSdkTool),
+    ...(request.system !== '' && { system: [{ type: 'text', text: request.system, cache_control: EPHEMERAL }] }),
+    messages: wire(withMessageBreakpoints(request.messages, markedMessages(request.messages))),
+    tools,
     stream: true,
   };
+}
+
+/** HistoryMessage is declared in the Messages API's wire shape (messages.ts): no conversion. */
+function wire(messages: readonly HistoryMessage[]): Anthropic.MessageParam[] {
+  return messages as Anthropic.MessageParam[];
 }
 
 function toSdkTool(tool: ToolDefinition): Anthropic.Tool {

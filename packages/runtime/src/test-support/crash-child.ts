@@ -1,6 +1,6 @@
 // A process that runs one conversation on a SQLite file and can SIGKILL itself at a chosen point
 // inside a slice. Used by crash-recovery.test.ts; run with `node --import tsx`.
-// argv: <db> <log> <kill spec: "<event type>:<n>" or "none">
+// argv: <db> <log> <kill spec: "<event type>:<n>" or "none"> [calls per reply, default 1]
 import { appendFileSync } from 'node:fs';
 import { LocalSystem } from '../local-system.js';
 import type { CompletionRequest } from '../provider.js';
@@ -9,15 +9,17 @@ import { SqliteStore } from '../sqlite-store.js';
 import type { AsyncTool } from '../tool.js';
 
 export const STEPS = 4;
-const [dbPath, logPath, killSpec = 'none'] = process.argv.slice(2);
-if (!dbPath || !logPath) throw new Error('usage: crash-child <db> <log> [kill spec]');
+const [dbPath, logPath, killSpec = 'none', perReply = '1'] = process.argv.slice(2);
+if (!dbPath || !logPath) throw new Error('usage: crash-child <db> <log> [kill spec] [calls per reply]');
+const CALLS = Number(perReply);
 
 function brain(r: CompletionRequest) {
   const results = r.messages.flatMap((m) => m.content).filter((c) => c.type === 'tool_result').length;
-  if (results >= STEPS) return { text: 'All steps done.' };
+  if (results >= STEPS * CALLS) return { text: 'All steps done.' };
+  const calls = Array.from({ length: CALLS }, (_, i) => ({ name: 'record', input: { step: results + i } }));
   return {
     text: `Step ${results}: recording progress so far, one careful chunk at a time. `.repeat(2),
-    toolCall: { name: 'record', input: { step: results } },
+    toolCalls: calls,
   };
 }
 
