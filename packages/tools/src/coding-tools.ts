@@ -1,4 +1,5 @@
 import type { Tool } from '@infinity-code/runtime';
+import { CallOrder, type CallOrderView } from './call-order.js';
 import { createFileTool } from './create-file.js';
 import { editFileTool } from './edit-file.js';
 import { executeCommandTool, type ExecuteCommandTool } from './execute-command.js';
@@ -13,6 +14,8 @@ export interface CodingTools {
   tools: Tool[];
   /** The execute_command tool, for UIs that show running commands. */
   executeCommand: ExecuteCommandTool;
+  /** The order the tools give each thread's calls; holds nothing for an idle thread. */
+  order: CallOrderView;
 }
 
 /**
@@ -25,11 +28,14 @@ export function createCodingTools(opts: CodingToolsOptions): Tool[] {
 
 /** createCodingTools, also handing back the execute_command tool with its running-command view. */
 export function codingTools(opts: CodingToolsOptions): CodingTools {
-  const env: ToolEnv = { sandboxFor: opts.sandboxFor, repoRoot: opts.repoRoot };
-  const executeCommand = executeCommandTool(opts);
+  // One order for all six: a command must wait for the edits asked before it.
+  const order = new CallOrder();
+  const env: ToolEnv = { sandboxFor: opts.sandboxFor, repoRoot: opts.repoRoot, order };
+  const executeCommand = executeCommandTool(opts, order);
   return {
     tools: [readFileTool(env), createFileTool(env), editFileTool(env), listFilesTool(env), grepTool(env), executeCommand],
     executeCommand,
+    order,
   };
 }
 

@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { AsyncToolContext, ToolOutput } from '@infinity-code/runtime';
 import type { ExecProcess, ExecResult, Sandbox } from '@infinity-code/sandbox';
+import type { CallTurn } from './call-order.js';
 import { errorText } from './errors.js';
 import type { CommandTimeouts, OutputLimits } from './options.js';
 import { OutputBuffer } from './output-buffer.js';
@@ -28,6 +29,12 @@ export interface CommandRunDeps {
    * with the machine's network; it may wait for the user. Absent: never (headless runs).
    */
   askNetwork?(signal: AbortSignal): Promise<boolean>;
+  /**
+   * The command's place in its thread's call order, taken at dispatch: it starts once the file
+   * changes asked before it are over. Given up when the process starts (nothing waits for a
+   * command), or when the call is cancelled or refused before that.
+   */
+  turn: CallTurn;
   /** Called once, when the run is over and every answer for it has been handed to the runtime. */
   onSettled(): void;
 }
@@ -89,6 +96,7 @@ export class CommandRun {
         else this.answer({ content: errorText(err), isError: true });
       })
       .finally(() => {
+        this.deps.turn.leave();
         this.stopTimers();
         this.phase = 'finished';
         void this.chain.then(() => this.deps.onSettled());
@@ -99,6 +107,8 @@ export class CommandRun {
   cancel(): void {
     if (this.phase === 'finished' || this.cancelled) return;
     this.cancelled = true;
+    // Still waiting for its turn: stop waiting at once (earlier file changes may take a while).
+    this.deps.turn.leave();
     this.abort.abort();
   }
 
@@ -109,6 +119,10 @@ export class CommandRun {
     const blocked = await this.deps.gate(this.command, sb, this.abort.signal);
     if (this.cancelled) return this.answer({ content: 'Command cancelled before it started.', isError: true });
     if (blocked !== undefined) return this.answer({ content: `Error: ${blocked}`, isError: true });
+    // Waited for here, after the gate: earlier file changes went on meanwhile, even if the user was asked.
+    const go = await this.deps.turn.ready;
+    this.deps.turn.leave();
+    if (!go || this.cancelled) return this.answer({ content: 'Command cancelled before it started.', isError: true });
     // The abort signal kills the command's whole process group (the sandbox sees to it).
     const result = await this.execute(sb, false);
     if (this.phase !== 'fast' || this.cancelled || this.timedOut || result.exitCode === 0 || !this.deps.askNetwork) {

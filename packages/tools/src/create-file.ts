@@ -12,6 +12,7 @@ export function createFileTool(env: ToolEnv): AsyncTool {
     description:
       'Create a new file in the repository with the given content (missing parent directories are ' +
       'created). Fails if the file already exists: change existing files with edit_file.',
+    access: 'write',
     input_schema: {
       type: 'object',
       properties: {

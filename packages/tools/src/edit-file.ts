@@ -16,6 +16,7 @@ export function editFileTool(env: ToolEnv): AsyncTool {
       '(include enough surrounding lines to make it unique); if it matches nowhere exactly, a match ' +
       'ignoring leading and trailing whitespace on each line is tried, and must also be unique. ' +
       'The result shows the diff of the edit.',
+    access: 'write',
     input_schema: {
       type: 'object',
       properties: {

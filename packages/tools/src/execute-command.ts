@@ -1,5 +1,6 @@
 import type { AsyncTool, AsyncToolContext, ToolContext } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
+import { CallOrder, ORDER_NOTE } from './call-order.js';
 import { commandEnv } from './command-env.js';
 import { gateCommand, type UncontainedPolicy } from './command-gate.js';
 import { CommandRun, type CommandPhase } from './command-run.js';
@@ -33,9 +34,10 @@ export const RESTARTED_MESSAGE =
 /**
  * `execute_command {command}`: a shell command in the calling thread's sandbox (its merged view,
  * from the repository root), as a subscribed background tool. Per-call state lives in `runs`
- * only while the command runs: idle threads hold nothing here.
+ * only while the command runs: idle threads hold nothing here. `order` is the file tools' call
+ * order (a command waits for the file changes asked before it); alone, commands wait for nothing.
  */
-export function executeCommandTool(opts: CodingToolsOptions): ExecuteCommandTool {
+export function executeCommandTool(opts: CodingToolsOptions, order: CallOrder = new CallOrder()): ExecuteCommandTool {
   const runs = new Map<string, CommandRun>();
   let waiters: Array<() => void> = [];
   const key = (threadId: string, callId: string): string => `${threadId}\u0000${callId}`;
@@ -74,7 +76,7 @@ export function executeCommandTool(opts: CodingToolsOptions): ExecuteCommandTool
       'is still running; its output then arrives as events (batched) and a final event gives the exit code. ' +
       'You can keep working meanwhile, and stop it with cancel_subscription. Output is cut to its first and ' +
       'last lines when long. Nothing can be typed into it: use non-interactive flags. A command still running ' +
-      `after ${Math.round(timeouts.maxRunMs / 1000)} s is stopped.`,
+      `after ${Math.round(timeouts.maxRunMs / 1000)} s is stopped. ${ORDER_NOTE.command}`,
     input_schema: {
       type: 'object',
       properties: { command: { type: 'string', description: 'The shell command to run.' } },
@@ -91,6 +93,7 @@ export function executeCommandTool(opts: CodingToolsOptions): ExecuteCommandTool
         limits,
         timeLimitHelp,
         check,
+        turn: order.enter(ctx.threadId, ctx.call.id, 'command'),
         gate: (command, sb, signal) => gateCommand(policy, sb, { threadId: ctx.threadId, callId: ctx.call.id, command }, signal),
         ...(opts.askNetwork
           ? { askNetwork: (signal: AbortSignal) => opts.askNetwork!({ threadId: ctx.threadId, callId: ctx.call.id, command: String(input.command) }, signal) }

@@ -14,6 +14,7 @@ export function grepTool(env: ToolEnv): AsyncTool {
       `${GREP_LIMITS.contextLines} lines of context, at most ${GREP_LIMITS.perFile} matches per file and ` +
       `${GREP_LIMITS.total} overall. include and exclude are globs (\`*.ts\`, \`src/**\`, \`*.{ts,tsx}\`). ` +
       'Case-insensitive unless case_sensitive is true.',
+    access: 'read',
     input_schema: {
       type: 'object',
       properties: {

@@ -8,6 +8,8 @@ export {
   type CommandTimeouts,
   type OutputLimits,
 } from './options.js';
+export { CallOrder, ORDER_NOTE, type CallAccess, type CallOrderView, type CallTurn } from './call-order.js';
+export { CANCELLED_BEFORE_START } from './tool-kit.js';
 export { executeCommandTool, RESTARTED_MESSAGE, type ExecuteCommandTool, type RunningCommandInfo } from './execute-command.js';
 export { NETWORK_RERUN, looksOffline, type CommandPhase } from './command-run.js';
 export { DECLINED_UNCONTAINED, REFUSED_UNCONTAINED, type CommandRequest, type UncontainedPolicy } from './command-gate.js';

@@ -16,6 +16,7 @@ export function listFilesTool(env: ToolEnv): AsyncTool {
       `ignores and .git itself; at most ${LIST_LIMIT} are shown. pattern is a glob: \`*.ts\` matches ` +
       'names at any depth, `src/**/*.test.ts` paths from the listed directory; use braces for ' +
       'alternatives (`*.{ts,tsx}`).',
+    access: 'read',
     input_schema: {
       type: 'object',
       properties: {

@@ -25,6 +25,7 @@ export function readFileTool(env: ToolEnv): AsyncTool {
       'Read a file of the repository (path relative to its root). Text comes back with line numbers; ' +
       'PNG, JPEG, GIF and WebP images come back as images. Long files are cut at ' +
       `${READ_LIMITS.maxLines} lines: use start_line and end_line (1-based, inclusive) to read a part.`,
+    access: 'read',
     input_schema: {
       type: 'object',
       properties: {

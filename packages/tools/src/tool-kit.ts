@@ -1,16 +1,24 @@
 import type { AsyncTool, JsonSchema, ToolContext, ToolOutput } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
+import { ORDER_NOTE, type CallOrder } from './call-order.js';
 import { errorText, ToolError } from './errors.js';
 
 /** What every file tool gets: the calling thread's sandbox and the shared options. */
 export interface ToolEnv {
   sandboxFor: (threadId: string) => Promise<Sandbox>;
   repoRoot: string | undefined;
+  /** Shared by all the tools of one set (execute_command too), so a thread's calls follow one order. */
+  order: CallOrder;
 }
+
+/** The answer to a call cancelled while it waited for its turn: it never ran. */
+export const CANCELLED_BEFORE_START = 'Error: the call was cancelled before it started; it changed nothing.';
 
 export interface SandboxToolSpec {
   name: string;
   description: string;
+  /** Whether the tool only reads the thread's files or changes them: it decides the order (call-order.ts). */
+  access: 'read' | 'write';
   input_schema: JsonSchema;
   display(input: Record<string, unknown>): string;
   run(input: Record<string, unknown>, sb: Sandbox, ctx: ToolContext): Promise<ToolOutput>;
@@ -20,21 +28,27 @@ export interface SandboxToolSpec {
  * A file tool as an asynchronous runtime tool: dispatch only starts the work, which answers
  * through `respond`. Async rather than inline, because after a crash an interrupted edit must be
  * reported as "may have partly run", not silently run a second time, and because creating a
- * thread's sandbox on first use may take a while.
+ * thread's sandbox on first use may take a while. Since the calls of one reply are all dispatched
+ * at once, the work waits for its turn in the thread's call order first.
  */
 export function sandboxTool(env: ToolEnv, spec: SandboxToolSpec): AsyncTool {
   return {
     kind: 'async',
     name: spec.name,
-    description: spec.description,
+    description: `${spec.description} ${ORDER_NOTE[spec.access]}`,
     input_schema: spec.input_schema,
     display: (input) => spec.display(input),
     dispatch(input, ctx) {
+      // Taken before dispatch returns: the place in line is the order of the calls in the reply.
+      const turn = env.order.enter(ctx.threadId, ctx.call.id, spec.access);
       const work = async (): Promise<ToolOutput> => {
         try {
+          if (!(await turn.ready)) return { content: CANCELLED_BEFORE_START, isError: true };
           return await spec.run(input, await env.sandboxFor(ctx.threadId), ctx);
         } catch (err) {
           return { content: errorText(err), isError: true };
+        } finally {
+          turn.leave();
         }
       };
       void work().then((output) =>
@@ -43,6 +57,10 @@ export function sandboxTool(env: ToolEnv, spec: SandboxToolSpec): AsyncTool {
           process.emitWarning(`${spec.name}: could not deliver the result: ${(err as Error).message}`);
         }),
       );
+    },
+    cancel(ctx) {
+      // Only a call still waiting can be stopped: a file operation under way runs to its end.
+      env.order.withdraw(ctx.threadId, ctx.call.id);
     },
   };
 }
