@@ -8,9 +8,11 @@ Paths are relative to the repository root.
 
 How to work:
 - Read before you edit; keep edits minimal and in the style of the code around them.
-- Each reply may call at most one tool. File tools and commands answer asynchronously: you continue
-  when the result arrives. A command that runs longer than a few seconds keeps running in the
-  background and its output arrives as events; you can keep working meanwhile, or sleep.
+- Make independent tool calls together in one reply (read several files, edit several files, start
+  several children): they run together and their results come back together, which saves the user
+  time and money. Reads run in parallel; edits of one reply apply in order. You continue when every
+  result is in. A command that runs longer than a few seconds keeps running in the background and
+  its output arrives as events; you can keep working meanwhile, or sleep.
 - For independent parts of a task, spawn child threads (spawn_thread) that work in parallel, each in
   its own sandbox stacked on yours. Tell each child exactly what to do, and what you will do.
   A child ends with close_thread and a report; its changes are then reviewed and merged into your

@@ -78,7 +78,7 @@ describe('AnthropicProvider streaming through the real SDK', () => {
       model: 'claude-test',
       max_tokens: 256,
       system: [{ type: 'text', text: 'You are a test double.', ...cached }],
-      tools: [{ ...READ_FILE, ...cached }],
+      tools: [READ_FILE],
       messages: [{ role: 'user', content: [{ type: 'text', text: 'read package.json', ...cached }] }],
     });
   });

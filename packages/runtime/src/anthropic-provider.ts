@@ -129,10 +129,8 @@ export function toParams(request: CompletionRequest, caching = true): Anthropic.
       stream: true,
     };
   }
-  // Tools first: they are the same for every session with the same tools, so a new session
-  // reads them from cache too; the system prompt names the session's root thread.
-  const lastTool = tools.length - 1;
-  if (lastTool >= 0) tools[lastTool] = { ...tools[lastTool]!, cache_control: EPHEMERAL };
+  // The system prompt's mark caches the tools too (they come first); it names only the session's
+  // root, so every thread of the session shares it.
   return {
     model: request.model,
     max_tokens: request.maxTokens,

@@ -6,11 +6,11 @@ const user = (t: string): HistoryMessage => ({ role: 'user', content: [{ type: '
 const reply = (t: string): HistoryMessage => ({ role: 'assistant', content: [{ type: 'text', text: t }] });
 
 describe('cache breakpoints on messages', () => {
-  it('marks the last message, and the end of the previous request (the message before the latest reply)', () => {
+  it('marks the end of the previous request (before the latest reply), the latest reply, and the last message', () => {
     expect(markedMessages([])).toEqual([]);
     expect(markedMessages([user('a')])).toEqual([0]);
-    expect(markedMessages([user('a'), reply('b'), user('c')])).toEqual([0, 2]);
-    expect(markedMessages([user('a'), reply('b'), user('c'), reply('d'), user('e')])).toEqual([2, 4]);
+    expect(markedMessages([user('a'), reply('b'), user('c')])).toEqual([0, 1, 2]);
+    expect(markedMessages([user('a'), reply('b'), user('c'), reply('d'), user('e')])).toEqual([2, 3, 4]);
   });
 
   it('stays where the previous request put its end, so the next request reads exactly what this one wrote', () => {

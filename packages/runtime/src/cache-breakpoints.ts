@@ -7,10 +7,13 @@ import type { HistoryMessage } from './messages.js';
 export const EPHEMERAL = { type: 'ephemeral' } as const;
 
 /**
- * The messages whose last block is marked: the request's last message (written for the next
- * request), and the message just before the latest assistant reply, which is where the thread's
- * previous request ended (read back from cache). For a child's first request, that previous
- * request is its parent's, so a child reads the whole inherited prefix from the parent's cache.
+ * The messages whose last block is marked (with the system prompt, 4 breakpoints at most):
+ * - the message before the latest assistant reply: where the thread's previous request ended,
+ *   read back from cache. For a child's first request that request was its parent's, so a child
+ *   reads what it inherited from the parent's cache;
+ * - the latest assistant reply: siblings started by one reply share everything up to it, so the
+ *   first child to ask writes it and the others read it;
+ * - the request's last message, written for the next request.
  */
 export function markedMessages(messages: readonly HistoryMessage[]): number[] {
   const last = messages.length - 1;
@@ -22,8 +25,7 @@ export function markedMessages(messages: readonly HistoryMessage[]): number[] {
       break;
     }
   }
-  const previous = reply - 1;
-  return previous >= 0 && previous !== last ? [previous, last] : [last];
+  return [...new Set([reply - 1, reply, last])].filter((i) => i >= 0);
 }
 
 /** The messages with cache_control on the last block of each marked one (others shared, not copied). */

@@ -19,7 +19,7 @@ export interface SystemOptions {
   tools?: readonly Tool[];
   /** A model id, or a function picking one per thread and round. */
   model: string | ((thread: ThreadRecord) => string);
-  /** The base system prompt (thread identity is appended), or a function building it all. */
+  /** The base system prompt (how threads know who they are is appended), or a function building it all. */
   systemPrompt?: string | ((thread: ThreadRecord) => string);
   retry?: Partial<RetryPolicy>;
   maxTokens?: number;
