@@ -55,19 +55,12 @@ const fileBody = (n: number, name = 'oldName') =>
     ...Array.from({ length: 20 }, (_, i) => `// note ${i + 1}: section ${n} keeps its rows in the order the caller gave them.`),
   ].join('\n') + '\n';
 
-function makeRepo(): string {
+async function gitRepo(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'ic-bench-task-'));
   mkdirSync(join(dir, 'src'));
   for (let n = 1; n <= FILES; n++) writeFileSync(join(dir, fileName(n)), fileBody(n));
   writeFileSync(join(dir, 'src/util.js'), 'export function oldName(header, body, n) {\n  return `${n}. ${header}\\n${body}`;\n}\n');
   writeFileSync(join(dir, 'package.json'), '{ "name": "bench-task", "type": "module" }\n');
-  const git = (...args: string[]) =>
-    new Promise<void>((resolve, reject) => execFile('git', args, { cwd: dir }, (e) => (e ? reject(e) : resolve())));
-  return dir + '\0' + JSON.stringify(git);
-}
-
-async function gitRepo(): Promise<string> {
-  const dir = makeRepo().split('\0')[0]!;
   for (const args of [
     ['init', '-q'],
     ['add', '-A'],
@@ -167,7 +160,7 @@ const fanoutBrain: FakeBrain = (body) => {
   const stack = threadStackOf(body) ?? [];
   const calls = ownCalls(body);
   if (stack.length > 1) {
-    const share = SHARES[Number(/files? (\d+)/.exec(JSON.stringify(messages(body).at(-1) ?? ''))?.[1] ?? -1)] ?? shareOf(body);
+    const share = shareOf(body);
     const next = shareStep(share, calls.length);
     if (next) return reply(...next);
     return reply(call('close_thread', { thread_id: stack.at(-1)!, report_to_parent: `Renamed oldName to newName in ${share.map(fileName).join(', ')}; checks pass.` }));
