@@ -1,72 +1,24 @@
 // A local stand-in for the Anthropic Messages API (POST /v1/messages), scripted by a "brain".
 // Shared by the provider's unit tests and the CLI's end-to-end tests, so it speaks real HTTP and
-// real SSE framing: the point is to exercise the actual SDK, not a mock of it.
+// real SSE framing: the point is to exercise the actual SDK, not a mock of it. Like the real
+// service it rejects malformed histories, accounts prompt caching and may take its time.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-
-export interface FakeUsage {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_creation_input_tokens?: number;
-  cache_read_input_tokens?: number;
-}
-
-/** A successful reply. The fault fields may be combined with content (e.g. cut a tool call). */
-export interface FakeReply {
-  text?: string;
-  toolUse?: { id?: string; name: string; input: unknown };
-  usage?: FakeUsage;
-  /** How many text_delta pieces the text is split into (default 2). */
-  chunks?: number;
-  stopReason?: string;
-  /** Sent verbatim as the tool's input_json_delta pieces, instead of JSON of toolUse.input. */
-  rawInputJson?: string;
-  /** Send this many SSE frames (message_start counts as one), then destroy the socket. */
-  cutAfterChunks?: number;
-  /** Send response headers and `stallAfterChunks` frames (default 0), then nothing for this long. */
-  stallMs?: number;
-  stallAfterChunks?: number;
-  /** Send an SSE `event: error` after `afterChunks` frames (default 1), then end the response. */
-  errorEvent?: { type: string; message?: string; afterChunks?: number };
-}
-
-/** An HTTP error response with an Anthropic-shaped JSON body. */
-export interface FakeHttpError {
-  status: number;
-  retryAfterSeconds?: number;
-  headers?: Record<string, string>;
-  /** Replaces the default `{type:'error', error:{type, message}}` body. */
-  body?: unknown;
-}
-
-export type FakeScript = FakeReply | FakeHttpError;
-
-/** The JSON body the client sent; only the fields the brain usually looks at are typed. */
-export interface FakeRequestBody {
-  model?: string;
-  max_tokens?: number;
-  system?: unknown;
-  messages?: unknown[];
-  tools?: unknown[];
-  stream?: boolean;
-  [key: string]: unknown;
-}
-
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: FakeRequestBody;
-}
-
-export type FakeBrain = (body: FakeRequestBody, requestIndex: number) => FakeScript | Promise<FakeScript>;
-
-export interface FakeMessagesApi {
-  /** Base URL for the SDK (`baseURL` / ANTHROPIC_BASE_URL); the SDK appends /v1/messages. */
-  readonly url: string;
-  readonly requests: RecordedRequest[];
-  close(): Promise<void>;
-}
+import type {
+  FakeHttpError,
+  FakeMessagesApi,
+  FakeMessagesApiOptions,
+  FakeReply,
+  FakeRequestBody,
+  FakeUsage,
+  RecordedRequest,
+} from './fake-types.js';
+import { validateMessagesRequest } from './message-validation.js';
+import { frameSchedule, replyTiming, type ReplyTiming } from './pacing.js';
+import { PromptCache } from './prompt-cache.js';
+import { prefixBlocks } from './prompt-prefix.js';
+import { outputTokens, replyBlocks, stopReasonOf, type ReplyBlock } from './reply-content.js';
+import { errorFrame, sseFrames, wholeMessage, type ReplyShape } from './reply-frames.js';
 
 const ERROR_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
@@ -78,10 +30,12 @@ const ERROR_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-export async function startFakeMessagesApi(opts: { brain: FakeBrain }): Promise<FakeMessagesApi> {
+export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promise<FakeMessagesApi> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
+  const cache = opts.cache === false ? undefined : new PromptCache(opts);
+  const now = opts.now ?? Date.now;
   let messageCount = 0;
 
   const server = createServer((req, res) => {
@@ -90,6 +44,16 @@ export async function startFakeMessagesApi(opts: { brain: FakeBrain }): Promise<
       else res.destroy();
     });
   });
+
+  /** Runs `fn` after `ms`, or at once for no delay; close() cancels what is still pending. */
+  function later(ms: number, fn: () => void): void {
+    if (ms <= 0) return fn();
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    timers.add(t);
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
@@ -100,43 +64,99 @@ export async function startFakeMessagesApi(opts: { brain: FakeBrain }): Promise<
     } catch {
       // Recorded as empty; the 400 below tells the client what went wrong.
     }
-    requests.push({ method: req.method ?? '', path, headers: flatHeaders(req), body });
+    const record: RecordedRequest = { method: req.method ?? '', path, headers: flatHeaders(req), body };
+    requests.push(record);
     if (req.method !== 'POST' || path !== '/v1/messages') {
+      record.status = 404;
       sendJson(res, 404, errorBody('not_found_error', `no route ${req.method} ${path}`));
       return;
     }
-    if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
-      sendJson(res, 400, errorBody('invalid_request_error', 'model and messages are required'));
+    const invalid =
+      typeof body.model !== 'string' || !Array.isArray(body.messages)
+        ? 'model and messages are required'
+        : opts.strict === false
+          ? undefined
+          : validateMessagesRequest(body);
+    if (invalid !== undefined) {
+      Object.assign(record, { status: 400, error: invalid });
+      sendJson(res, 400, errorBody('invalid_request_error', invalid));
       return;
     }
     const script = await opts.brain(body, messageCount++);
-    if ('status' in script) return sendFault(res, script);
+    if ('status' in script) {
+      record.status = script.status;
+      return sendFault(res, script);
+    }
     const id = `msg_fake_${messageCount}`;
-    if (body.stream === true) streamReply(res, id, body.model, script);
-    else sendJson(res, 200, wholeMessage(id, body.model, script));
+    const blocks = replyBlocks(script, id);
+    const shape: ReplyShape = {
+      id,
+      model: body.model as string,
+      blocks,
+      stopReason: stopReasonOf(script, blocks),
+      usage: usageOf(body, blocks, script.usage),
+      chunks: script.chunks ?? 2,
+    };
+    const timing = opts.latency && replyTiming(opts.latency, shape.usage);
+    Object.assign(record, { status: 200, usage: shape.usage, ...(timing && { delay: timing }) });
+    if (body.stream === true) streamReply(res, shape, script, timing);
+    else later(timing?.lastByteMs ?? 0, () => sendJson(res, 200, wholeMessage(shape)));
   }
 
-  function streamReply(res: ServerResponse, id: string, model: string, reply: FakeReply): void {
-    let frames = sseFrames(id, model, reply);
+  /** Simulated usage, with any field the script gives taking its place. */
+  function usageOf(body: FakeRequestBody, blocks: readonly ReplyBlock[], scripted: FakeUsage = {}): Required<FakeUsage> {
+    const input = cache
+      ? cache.process(body, now())
+      : { input_tokens: prefixBlocks(body).reduce((n, b) => n + b.tokens, 0), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const usage: Required<FakeUsage> = {
+      input_tokens: input.input_tokens,
+      output_tokens: outputTokens(blocks),
+      cache_creation_input_tokens: input.cache_creation_input_tokens,
+      cache_read_input_tokens: input.cache_read_input_tokens,
+    };
+    for (const [k, v] of Object.entries(scripted) as [keyof FakeUsage, number | undefined][]) {
+      if (v !== undefined) usage[k] = v;
+    }
+    return usage;
+  }
+
+  function streamReply(res: ServerResponse, shape: ReplyShape, reply: FakeReply, timing: ReplyTiming | undefined): void {
+    let frames = sseFrames(shape);
+    const totalChars = frames.reduce((n, f) => n + f.outChars, 0);
     if (reply.errorEvent) {
       const { type, message, afterChunks = 1 } = reply.errorEvent;
-      const error = { type: 'error', error: { type, message: message ?? `fake ${type}` } };
-      frames = [...frames.slice(0, afterChunks), frame('error', error)];
+      frames = [...frames.slice(0, afterChunks), errorFrame(type, message ?? `fake ${type}`)];
     }
     const cut = reply.cutAfterChunks;
     const toSend = cut === undefined ? frames : frames.slice(0, cut);
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${id}` });
-    res.flushHeaders();
-    const finish = (part: string[]): void => {
-      if (res.destroyed) return;
-      if (cut === undefined) res.end(part.join(''));
+    const outChars = toSend.map((f) => f.outChars);
+    const due = timing ? frameSchedule(timing, outChars, totalChars) : outChars.map(() => 0);
+    if (reply.stallMs !== undefined) {
+      const at = reply.stallAfterChunks ?? 0;
+      for (let i = at; i < due.length; i++) due[i]! += reply.stallMs;
+    }
+    const finish = (part: string): void => {
+      if (cut === undefined) res.end(part);
       // Destroy only once the partial data is flushed, so the client really sees half a reply.
-      else res.write(part.join(''), () => res.destroy());
+      else res.write(part, () => res.destroy());
     };
-    if (reply.stallMs === undefined) return finish(toSend);
-    const at = reply.stallAfterChunks ?? 0;
-    if (at > 0) res.write(toSend.slice(0, at).join(''));
-    timers.add(setTimeout(() => finish(toSend.slice(at)), reply.stallMs));
+    /** Writes the frames due by `at` from `i` on, then waits for the next one. */
+    const sendFrom = (i: number, at: number): void => {
+      if (res.destroyed) return;
+      let j = i;
+      while (j < toSend.length && due[j]! <= at) j++;
+      const part = toSend.slice(i, j).map((f) => f.text).join('');
+      if (j === toSend.length) return finish(part);
+      if (part) res.write(part);
+      later(due[j]! - at, () => sendFrom(j, due[j]!));
+    };
+    const headersAt = timing?.firstByteMs ?? 0;
+    later(headersAt, () => {
+      if (res.destroyed) return;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${shape.id}` });
+      res.flushHeaders();
+      sendFrom(0, headersAt);
+    });
   }
 
   server.on('connection', (socket) => {
@@ -155,6 +175,7 @@ export async function startFakeMessagesApi(opts: { brain: FakeBrain }): Promise<
     close: () =>
       new Promise<void>((resolve) => {
         for (const t of timers) clearTimeout(t);
+        timers.clear();
         // Keep-alive and stalled sockets would otherwise hold server.close() (and vitest) open.
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
@@ -169,114 +190,12 @@ function sendFault(res: ServerResponse, fault: FakeHttpError): void {
   sendJson(res, fault.status, fault.body ?? errorBody(type, `fake ${type}`), headers);
 }
 
-function sseFrames(id: string, model: string, reply: FakeReply): string[] {
-  const usage = fullUsage(reply.usage);
-  const out = [
-    frame('message_start', {
-      type: 'message_start',
-      message: {
-        ...messageShell(id, model),
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { ...usage, output_tokens: Math.min(1, usage.output_tokens) },
-      },
-    }),
-  ];
-  let index = 0;
-  if (reply.text !== undefined) {
-    out.push(frame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
-    out.push(frame('ping', { type: 'ping' }));
-    for (const piece of split(reply.text, reply.chunks ?? 2)) {
-      out.push(delta(index, { type: 'text_delta', text: piece }));
-    }
-    out.push(frame('content_block_stop', { type: 'content_block_stop', index }));
-    index++;
-  }
-  const tool = toolOf(reply, id);
-  if (tool) {
-    const block = { type: 'tool_use', id: tool.id, name: tool.name, input: {} };
-    out.push(frame('content_block_start', { type: 'content_block_start', index, content_block: block }));
-    // The real API opens with an empty partial_json, then sends the JSON in arbitrary slices.
-    for (const piece of ['', ...split(tool.json, 3)]) {
-      out.push(delta(index, { type: 'input_json_delta', partial_json: piece }));
-    }
-    out.push(frame('content_block_stop', { type: 'content_block_stop', index }));
-  }
-  out.push(
-    frame('message_delta', {
-      type: 'message_delta',
-      delta: { stop_reason: stopReasonOf(reply), stop_sequence: null },
-      usage: { output_tokens: usage.output_tokens },
-    }),
-    frame('message_stop', { type: 'message_stop' }),
-  );
-  return out;
-}
-
-function wholeMessage(id: string, model: string, reply: FakeReply): Record<string, unknown> {
-  const content: unknown[] = [];
-  if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
-  const tool = toolOf(reply, id);
-  if (tool) content.push({ type: 'tool_use', id: tool.id, name: tool.name, input: reply.toolUse?.input ?? {} });
-  return {
-    ...messageShell(id, model),
-    content,
-    stop_reason: stopReasonOf(reply),
-    stop_sequence: null,
-    usage: fullUsage(reply.usage),
-  };
-}
-
-function toolOf(reply: FakeReply, id: string): { id: string; name: string; json: string } | undefined {
-  if (!reply.toolUse && reply.rawInputJson === undefined) return undefined;
-  return {
-    id: reply.toolUse?.id ?? `toolu_${id}`,
-    name: reply.toolUse?.name ?? 'fake_tool',
-    json: reply.rawInputJson ?? JSON.stringify(reply.toolUse?.input ?? {}),
-  };
-}
-
-function stopReasonOf(reply: FakeReply): string {
-  return reply.stopReason ?? (toolOf(reply, '') ? 'tool_use' : 'end_turn');
-}
-
-function messageShell(id: string, model: string): Record<string, unknown> {
-  return { id, type: 'message', role: 'assistant', model };
-}
-
-function fullUsage(u: FakeUsage = {}): Required<FakeUsage> {
-  return {
-    input_tokens: u.input_tokens ?? 10,
-    output_tokens: u.output_tokens ?? 5,
-    cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
-  };
-}
-
-function frame(event: string, data: unknown): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
-function delta(index: number, d: Record<string, unknown>): string {
-  return frame('content_block_delta', { type: 'content_block_delta', index, delta: d });
-}
-
-/** Splits into at most `n` non-empty pieces on code-point boundaries (never halves an emoji). */
-function split(s: string, n: number): string[] {
-  const chars = Array.from(s);
-  if (chars.length === 0) return [''];
-  const size = Math.ceil(chars.length / Math.max(1, n));
-  const pieces: string[] = [];
-  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(''));
-  return pieces;
-}
-
 function errorBody(type: string, message: string): unknown {
   return { type: 'error', error: { type, message } };
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.destroyed) return;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
