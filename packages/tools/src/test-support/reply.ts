@@ -67,7 +67,7 @@ function threadRecord(id: string): ThreadRecord {
     subscriptions: [],
     hasDeferred: false,
     compacting: false,
-    pendingCall: null,
+    batch: [],
     completions: 0,
     usage: { ...ZERO_USAGE },
     contextTokens: 0,
