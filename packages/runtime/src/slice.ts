@@ -143,7 +143,8 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       bus.emit({ type: 'error', threadId, kind: e.kind, message: e.message });
       return 'failed';
     }
-    tx.recordCompletion(result.usage);
+    tx.recordCompletion(result.usage, model);
+    bus.emit({ type: 'completion-finished', threadId, model, usage: result.usage });
     if (result.cancelled) {
       if (result.text) tx.push(buildReplyTurn(result.text));
       return 'interrupted';
