@@ -4,8 +4,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeMessagesApi, type FakeMessagesApi, type FakeReply, type FakeUsage } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupTemps, gitRepo, runCli, tempDir } from './support/cli.js';
+import { BIN, cleanupTemps, gitRepo, runCli, tempDir } from './support/cli.js';
 import { allText, lastResult, threadOf, type Msg } from './support/model.js';
+import { TmuxScreen } from './support/tmux.js';
 
 const ROOT_FIRST = { input_tokens: 1200, output_tokens: 80, cache_creation_input_tokens: 5000, cache_read_input_tokens: 0 };
 const ROOT_LATER = { input_tokens: 40, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 5000 };
@@ -45,9 +46,9 @@ interface Result {
   total_cost_usd: number | null;
 }
 
-async function runJson(model: string, home?: string): Promise<Result> {
+async function runJson(model: string, home?: string, repo = gitRepo({ 'a.txt': 'a\n' })): Promise<Result> {
   const r = await runCli(['-p', 'Check a.txt.', '--model', model, '--output-format', 'json'], {
-    cwd: gitRepo({ 'a.txt': 'a\n' }),
+    cwd: repo,
     env: env(),
     ...(home ? { home } : {}),
   });
@@ -90,5 +91,30 @@ describe('usage and cost in the headless result', () => {
     expect(priced.usage).toEqual(PLAIN);
     // 0.1M in at $2, 0.05M out at $6.
     expect(priced.total_cost_usd).toBe(0.5);
+  });
+});
+
+describe('usage in the TUI', () => {
+  it('/cost in a continued session lists the earlier headless run per thread, priced', async () => {
+    const repo = gitRepo({ 'a.txt': 'a\n' });
+    const home = tempDir();
+    await runJson('claude-haiku-4-5', home, repo);
+    const tuiEnv = { ...env(), HOME: home, TERM: 'xterm-256color' };
+    const screen = TmuxScreen.start(['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', process.execPath, BIN, '-c', '--model', 'claude-haiku-4-5'], { cwd: repo, env: tuiEnv });
+    try {
+      // The session is open once the status line names the sandbox.
+      await screen.waitFor(/sandbox (overlay|copy)/);
+      screen.type('/cost');
+      screen.press('Enter');
+      const out = await screen.waitFor(/total\s+4\s/);
+      // Haiku 4.5: the root's 1,280 in, 5,000 cache write, 10,000 cache read and 140 out make $0.00923.
+      expect(out).toMatch(/\S{8}\s+root\s+claude-haiku-4-5\s+3\s+1,280\s+5,000\s+10,000\s+140\s+\$0\.0092/);
+      expect(out).toMatch(/\S{8}\s+child\s+claude-haiku-4-5\s+1\s+300\s+100\s+5,000\s+50\s+\$0\.0012/);
+      expect(out).toMatch(/total\s+4\s+1,580\s+5,100\s+15,000\s+190\s+\$0\.0104/);
+    } finally {
+      screen.press('C-c');
+      screen.press('C-c');
+      screen.kill();
+    }
   });
 });
