@@ -35,12 +35,15 @@ export function toPrice(s: PriceSetting): Price {
 
 const price = (input: number, output: number): Price => toPrice({ input, output });
 
+/** Keys (id prefixes or family names) and their prices. */
+type Table = ReadonlyArray<readonly [key: string, price: Price]>;
+
 /**
  * Published list prices. Prefixes resolve dated ids (claude-sonnet-4-5-20250929); the family
  * names after them resolve ids newer than this table (and other spellings, such as Bedrock's) at
  * the family's current price.
  */
-const BUILT_IN: ReadonlyArray<readonly [key: string, price: Price]> = [
+const BUILT_IN: Table = [
   ['claude-opus-4-5', price(5, 25)],
   // Opus 4 (claude-opus-4-0, claude-opus-4-20250514, Vertex's claude-opus-4@20250514) and 4.1
   // kept the old Opus price; later Opus ids fall through to the family's.
@@ -65,8 +68,6 @@ export function familyOf(model: string): Family | undefined {
   const words = model.toLowerCase().split(/[^a-z]+/);
   return FAMILIES.find((f) => words.includes(f));
 }
-
-type Table = ReadonlyArray<readonly [key: string, price: Price]>;
 
 /**
  * The id starts with the key, itself or after a provider's namespace
