@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { EXIT, UserError } from './exit-codes.js';
+import { checkProjectPrices, parsePriceSettings } from './price-config.js';
+import { Pricing, type PriceSettings } from './pricing.js';
 import {
   DEFAULT_SANDBOX_CONFIG,
   mergeSandboxConfig,
@@ -21,12 +23,16 @@ export interface Config {
   secretEnv: string[];
   /** What commands may reach and for how long (see sandbox-config.ts). */
   sandbox: SandboxConfig;
+  /** The user's token prices (USD per million tokens): win over the built-in ones. */
+  prices: PriceSettings;
+  /** The project's: only for models nothing else prices (see checkProjectPrices). */
+  projectPrices: PriceSettings;
 }
 
 /** One file's settings: any key may be missing, `sandbox` key by key too. */
-export type ConfigFile = Partial<Omit<Config, 'sandbox'>> & { sandbox?: Partial<SandboxConfig> };
+export type ConfigFile = Partial<Omit<Config, 'sandbox' | 'projectPrices'>> & { sandbox?: Partial<SandboxConfig> };
 
-const KNOWN_KEYS = 'model, contextWindow, commandTimeoutMs, secretEnv, sandbox';
+const KNOWN_KEYS = 'model, contextWindow, commandTimeoutMs, secretEnv, sandbox, prices';
 
 export const DEFAULT_CONFIG: Config = {
   model: 'claude-sonnet-4-5',
@@ -34,7 +40,14 @@ export const DEFAULT_CONFIG: Config = {
   commandTimeoutMs: 5_000,
   secretEnv: [],
   sandbox: DEFAULT_SANDBOX_CONFIG,
+  prices: {},
+  projectPrices: {},
 };
+
+/** The prices displays and results use: the user's, then the built-in ones, then the project's. */
+export function pricingOf(config: Pick<Config, 'prices' | 'projectPrices'>): Pricing {
+  return new Pricing({ user: config.prices, project: config.projectPrices });
+}
 
 export function userConfigPath(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
@@ -55,7 +68,7 @@ export function loadConfig(opts: { env: NodeJS.ProcessEnv; projectRoot: string }
   const projectFile = projectConfigPath(opts.projectRoot);
   for (const file of [userFile, projectFile]) {
     if (!existsSync(file)) continue;
-    const { sandbox, ...rest } = parseConfigFile(file);
+    const { sandbox, prices, ...rest } = parseConfigFile(file);
     if (file === projectFile && sandbox) {
       const widens = wideningKey(config.sandbox, sandbox);
       if (widens) {
@@ -68,6 +81,12 @@ export function loadConfig(opts: { env: NodeJS.ProcessEnv; projectRoot: string }
       }
     }
     config = { ...config, ...rest, sandbox: sandbox ? mergeSandboxConfig(config.sandbox, sandbox) : config.sandbox };
+    if (prices && file === projectFile) {
+      checkProjectPrices(prices, config.prices, file, userFile);
+      config.projectPrices = prices;
+    } else if (prices) {
+      config.prices = prices;
+    }
   }
   return config;
 }
@@ -105,6 +124,9 @@ export function parseConfigFile(file: string): ConfigFile {
         break;
       case 'sandbox':
         out.sandbox = parseSandboxConfig(value, file);
+        break;
+      case 'prices':
+        out.prices = parsePriceSettings(value, file);
         break;
       default:
         throw new UserError(`The config file ${file} has an unknown key "${key}". Known keys: ${KNOWN_KEYS}.`, EXIT.config);

@@ -10,19 +10,23 @@ export interface RunTally {
   errors: Array<{ kind: string; message: string }>;
   completions: number;
   usage: Usage;
+  /** The same, per model the completions ran on (each is priced with its own). */
+  byModel: Map<string, { completions: number; usage: Usage }>;
   /** The root thread's last answer. */
   answer: string;
 }
 
 export function newTally(): RunTally {
-  return { errors: [], completions: 0, usage: { ...ZERO_USAGE }, answer: '' };
+  return { errors: [], completions: 0, usage: { ...ZERO_USAGE }, byModel: new Map(), answer: '' };
 }
 
 /** Folds an event into the tally (pure apart from the object it updates). */
 export function tallyEvent(t: RunTally, e: RuntimeEvent, rootId: string): void {
-  if (e.type === 'slice-finished') {
-    t.completions += e.completions;
+  if (e.type === 'completion-finished') {
+    t.completions++;
     t.usage = addUsage(t.usage, e.usage);
+    const m = t.byModel.get(e.model) ?? { completions: 0, usage: ZERO_USAGE };
+    t.byModel.set(e.model, { completions: m.completions + 1, usage: addUsage(m.usage, e.usage) });
   } else if (e.type === 'error') {
     t.errors.push({ kind: e.kind, message: e.message });
   } else if (e.type === 'completion-started' && e.threadId === rootId) {

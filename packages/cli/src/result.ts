@@ -1,7 +1,7 @@
 import type { Usage } from '@infinity-code/runtime';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import type { RunTally } from './headless.js';
-import { estimateCost } from './tui/index.js';
+import type { Pricing } from './pricing.js';
 
 export type RunStatus = 'success' | 'failed' | 'config_error' | 'unapplied' | 'limit' | 'interrupted';
 
@@ -14,7 +14,8 @@ export interface RunResult {
   model: string;
   turns: number;
   usage: Usage;
-  cost_usd: number | null;
+  /** This run's completions, each priced with its model; null when one of them has no price. */
+  total_cost_usd: number | null;
   files_changed: string[];
   diff_applied: boolean;
   patch_file: string | null;
@@ -62,7 +63,7 @@ export function decide(tally: RunTally, o: Outcome): { status: RunStatus; code: 
   return { status: 'success', code: EXIT.ok };
 }
 
-export function buildResult(sessionId: string, model: string, tally: RunTally, o: Outcome): RunResult {
+export function buildResult(sessionId: string, model: string, tally: RunTally, o: Outcome, pricing: Pricing): RunResult {
   const { status, code } = decide(tally, o);
   return {
     type: 'result',
@@ -72,7 +73,7 @@ export function buildResult(sessionId: string, model: string, tally: RunTally, o
     model,
     turns: tally.completions,
     usage: tally.usage,
-    cost_usd: estimateCost(model, tally.usage) ?? null,
+    total_cost_usd: totalCost(tally, pricing),
     files_changed: o.filesChanged,
     diff_applied: o.applied,
     patch_file: o.patchFile,
@@ -82,4 +83,18 @@ export function buildResult(sessionId: string, model: string, tally: RunTally, o
     errors: tally.errors,
     answer: tally.answer,
   };
+}
+
+/**
+ * A partial sum would read as the whole cost to a script, so one unpriced model makes it null.
+ * Rounded to a millionth of a dollar: the sum of many small floats carries noise below that.
+ */
+export function totalCost(tally: RunTally, pricing: Pricing): number | null {
+  let usd = 0;
+  for (const [model, m] of tally.byModel) {
+    const cost = pricing.cost(model, m.usage);
+    if (cost === undefined) return null;
+    usd += cost;
+  }
+  return Math.round(usd * 1e6) / 1e6;
 }

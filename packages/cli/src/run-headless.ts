@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { AnthropicProvider, type ModelProvider, type RuntimeEvent } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
-import { loadConfig, retryFromEnv } from './config.js';
+import { loadConfig, pricingOf, retryFromEnv } from './config.js';
 import { formatDuration } from './duration.js';
 import type { ExitCode } from './exit-codes.js';
 import { anthropicEnv } from './provider-env.js';
@@ -133,7 +133,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
       outcome.unreported.length === 0 && (outcome.applied || outcome.filesChanged.length === 0);
     await agent.close({ keep: !settled });
   }
-  const result = buildResult(session.id, model, tally, outcome);
+  const result = buildResult(session.id, model, tally, outcome, pricingOf(config));
   if (o.outputFormat === 'text') report(o.writers, outcome);
   else line(result);
   return result.exit_code;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, pricingOf, type Config } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { requireGitRoot } from './project.js';
 import { maxDiffFileBytes, type NetworkSetting } from './sandbox-config.js';
@@ -52,7 +52,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
   });
   const done = runTui(
     deferredController(opening.then((s) => s.controller)),
-    { model, contextWindow: config.contextWindow, backend: '…', sessionId: session.id },
+    { model, contextWindow: config.contextWindow, backend: '…', sessionId: session.id, pricing: pricingOf(config) },
     { ready: opening.then((s) => ({ backend: s.backend, history: s.history })) },
   );
   // Open the session only once the first frame is out.
@@ -146,6 +146,7 @@ async function openController(
     rootThreadId: a.session.id,
     reviews: broker,
     approvals,
+    store: agent.store,
     hooks: {
       async showDiff() {
         const diff = await agent.rootDiff();

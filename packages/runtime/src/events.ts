@@ -16,6 +16,11 @@ export type RuntimeEvent =
   | { type: 'slice-started'; threadId: string; inputs: number }
   | { type: 'completion-started'; threadId: string; model: string }
   | { type: 'text-delta'; threadId: string; text: string }
+  /**
+   * A completion ended (finished, cut or cancelled) and its usage is known; the usage is stored
+   * with the slice's next commit. `model` is the model the slice asked for.
+   */
+  | { type: 'completion-finished'; threadId: string; model: string; usage: Usage }
   | {
       type: 'completion-retry';
       threadId: string;

@@ -29,6 +29,7 @@ export type {
 } from './tool.js';
 export { EventBus, type Observer, type RuntimeEvent, type RuntimeEventType, type SliceOutcome } from './events.js';
 export type {
+  CompletionUsage,
   ConversationStore,
   InputQueue,
   LoadedThread,
@@ -37,9 +38,13 @@ export type {
   SliceCommit,
   StateStore,
   Subscription,
+  ThreadKind,
   ThreadRecord,
   ThreadStatus,
+  ThreadUsage,
+  UsageStore,
 } from './store.js';
+export { UNRECORDED_MODEL } from './store.js';
 export { MemoryStore } from './memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
 export { DEFAULT_RETRY, type RetryPolicy } from './completion.js';

@@ -3,6 +3,7 @@ import type { InputMessage } from './input.js';
 import { addUsage, ZERO_USAGE, type HistoryMessage } from './messages.js';
 import type {
   CompactionSummary,
+  CompletionUsage,
   LoadedThread,
   NewThread,
   PendingCall,
@@ -11,8 +12,10 @@ import type {
   Subscription,
   ThreadKind,
   ThreadRecord,
+  ThreadUsage,
   Timer,
 } from './store.js';
+import { threadUsage, type ModelTotals, type ThreadTotals } from './thread-usage.js';
 
 interface MemThread {
   record: ThreadRecord;
@@ -20,6 +23,8 @@ interface MemThread {
   own: HistoryMessage[];
   summaries: CompactionSummary[];
   processed: Set<string>;
+  /** One entry per completion, in order (the SQLite store's completions rows). */
+  completions: CompletionUsage[];
 }
 
 /**
@@ -68,6 +73,7 @@ export class MemoryStore implements RuntimeStore {
       own: spec.seed.slice(),
       summaries: [],
       processed: new Set(),
+      completions: [],
     });
   }
 
@@ -173,6 +179,29 @@ export class MemoryStore implements RuntimeStore {
     t.record.completions += c.completions;
     t.record.usage = addUsage(t.record.usage, c.usage);
     t.record.contextTokens = c.contextTokens;
+    if (c.completionUsage) for (const u of c.completionUsage) t.completions.push({ model: u.model, usage: { ...u.usage } });
+  }
+
+  async usageByThread(rootId: string): Promise<ThreadUsage[]> {
+    const threads: ThreadTotals[] = [];
+    const perModel = new Map<string, ModelTotals[]>();
+    for (const t of this.threads.values()) {
+      if (t.record.stack[0] !== rootId) continue;
+      const r = t.record;
+      threads.push({ threadId: r.id, kind: r.kind, completions: r.completions, usage: { ...r.usage } });
+      const byModel = new Map<string, ModelTotals>();
+      for (const c of t.completions) {
+        const m = byModel.get(c.model);
+        if (m) {
+          m.completions++;
+          m.usage = addUsage(m.usage, c.usage);
+        } else {
+          byModel.set(c.model, { model: c.model, completions: 1, usage: { ...c.usage } });
+        }
+      }
+      perModel.set(r.id, [...byModel.values()]);
+    }
+    return threadUsage(threads, perModel);
   }
 
   async close(): Promise<void> {}
@@ -186,6 +215,7 @@ export class MemoryStore implements RuntimeStore {
         own: [],
         summaries: [],
         processed: new Set(),
+        completions: [],
       };
       this.threads.set(threadId, t);
     }

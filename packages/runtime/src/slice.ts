@@ -140,7 +140,8 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       bus.emit({ type: 'error', threadId, kind: e.kind, message: e.message });
       return 'failed';
     }
-    tx.recordCompletion(result.usage);
+    tx.recordCompletion(result.usage, model);
+    bus.emit({ type: 'completion-finished', threadId, model, usage: result.usage });
     if (result.content.length > 0) tx.push({ role: 'assistant', content: result.content });
     if (result.cancelled) return 'interrupted';
     if (result.toolCalls.length === 0) return 'completed';

@@ -63,4 +63,16 @@ CREATE TABLE IF NOT EXISTS timers (
   PRIMARY KEY (thread, call_id)
 );
 CREATE INDEX IF NOT EXISTS timers_due ON timers (due_at);
+-- One row per completion with the model that ran it, for per-model usage and cost (the threads'
+-- columns keep the totals). Written in the commit that stores the completion's turn.
+CREATE TABLE IF NOT EXISTS completions (
+  id INTEGER PRIMARY KEY,
+  thread INTEGER NOT NULL,
+  model TEXT NOT NULL,
+  in_tok INTEGER NOT NULL,
+  out_tok INTEGER NOT NULL,
+  cache_w INTEGER NOT NULL,
+  cache_r INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS completions_thread ON completions (thread);
 `;

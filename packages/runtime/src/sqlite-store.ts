@@ -17,8 +17,10 @@ import type {
   Subscription,
   ThreadKind,
   ThreadRecord,
+  ThreadUsage,
   Timer,
 } from './store.js';
+import { threadUsage, type ModelTotals } from './thread-usage.js';
 
 /** Recently used threads' integer id and message count, so writes skip the lookup by uid. */
 const KNOWN_LIMIT = 8192;
@@ -244,7 +246,30 @@ export class SqliteStore implements RuntimeStore {
         cache_r: c.usage.cache_read_input_tokens,
         context_tokens: c.contextTokens,
       });
+      if (c.completionUsage) {
+        for (const { model, usage: u } of c.completionUsage) {
+          this.stmt.insertCompletion.run(
+            t.id, model, u.input_tokens, u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens,
+          );
+        }
+      }
     });
+  }
+
+  async usageByThread(rootId: string): Promise<ThreadUsage[]> {
+    const perModel = new Map<string, ModelTotals[]>();
+    for (const r of this.stmt.usageByModel.all(rootId)) {
+      let list = perModel.get(r.uid);
+      if (!list) perModel.set(r.uid, (list = []));
+      list.push({ model: r.model, completions: r.n, usage: usageOf(r) });
+    }
+    const threads = this.stmt.threadTotals.all(rootId).map((r) => ({
+      threadId: r.uid,
+      kind: r.kind as ThreadKind,
+      completions: r.completions,
+      usage: usageOf(r),
+    }));
+    return threadUsage(threads, perModel);
   }
 
   async close(): Promise<void> {
@@ -303,6 +328,15 @@ function toInput(r: { input_id: string; uid: string; body: string }): InputMessa
   return { id: r.input_id, threadId: r.uid, body: JSON.parse(r.body) as InputBody };
 }
 
+function usageOf(r: { in_tok: number; out_tok: number; cache_w: number; cache_r: number }) {
+  return {
+    input_tokens: r.in_tok,
+    output_tokens: r.out_tok,
+    cache_creation_input_tokens: r.cache_w,
+    cache_read_input_tokens: r.cache_r,
+  };
+}
+
 function toRecord(row: ThreadRow, uidById: { get(id: number): string | undefined }): ThreadRecord {
   return {
     id: row.uid,
@@ -326,6 +360,13 @@ function toRecord(row: ThreadRow, uidById: { get(id: number): string | undefined
     contextTokens: row.context_tokens,
     messageCount: row.message_count,
   };
+}
+
+interface UsageRow {
+  in_tok: number;
+  out_tok: number;
+  cache_w: number;
+  cache_r: number;
 }
 
 interface ThreadRow {
@@ -428,5 +469,17 @@ function threadStatements(db: Database.Database) {
         'WHERE x.due_at <= ? ORDER BY x.due_at',
     ),
     deleteTimer: db.prepare<[number, string]>('DELETE FROM timers WHERE thread = ? AND call_id = ?'),
+    insertCompletion: db.prepare<[number, string, number, number, number, number]>(
+      'INSERT INTO completions (thread, model, in_tok, out_tok, cache_w, cache_r) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    threadTotals: db.prepare<[string], UsageRow & { uid: string; kind: string; completions: number }>(
+      'SELECT uid, kind, completions, in_tok, out_tok, cache_w, cache_r FROM threads WHERE root = ? ORDER BY id',
+    ),
+    usageByModel: db.prepare<[string], UsageRow & { uid: string; model: string; n: number }>(
+      'SELECT t.uid, c.model, count(*) AS n, sum(c.in_tok) AS in_tok, sum(c.out_tok) AS out_tok, ' +
+        'sum(c.cache_w) AS cache_w, sum(c.cache_r) AS cache_r ' +
+        'FROM threads t JOIN completions c ON c.thread = t.id WHERE t.root = ? ' +
+        'GROUP BY t.id, c.model ORDER BY t.id, min(c.id)',
+    ),
   };
 }

@@ -155,9 +155,46 @@ export interface SliceCommit {
   /** Usage since the last commit (added to the thread's total). */
   usage: Usage;
   contextTokens: number;
+  /**
+   * Each completion since the last commit with the model that ran it, stored per completion so
+   * displays can price each with its own model (a /model switch, a child on another model).
+   * Absent means none.
+   */
+  completionUsage?: CompletionUsage[];
 }
 
-export interface RuntimeStore extends ConversationStore, StateStore, InputQueue {
+/** One completion's tokens and the model the slice asked for. */
+export interface CompletionUsage {
+  model: string;
+  usage: Usage;
+}
+
+/** A thread's usage with one model: what `usageByThread` lists. */
+export interface ThreadUsage {
+  threadId: string;
+  kind: ThreadKind;
+  /**
+   * The model the completions ran on; UNRECORDED_MODEL for usage the thread's totals hold
+   * without a per-completion record (a store written before per-completion usage existed).
+   */
+  model: string;
+  completions: number;
+  usage: Usage;
+}
+
+/** The model of usage a thread's totals hold but no per-completion record accounts for. */
+export const UNRECORDED_MODEL = '(unrecorded)';
+
+/** Per-thread, per-model usage for displays (cost breakdowns); not used by slices. */
+export interface UsageStore {
+  /**
+   * Every thread under `rootId` (the root included) that ran completions, one entry per model
+   * it used: threads in creation order, models in order of first use.
+   */
+  usageByThread(rootId: string): Promise<ThreadUsage[]>;
+}
+
+export interface RuntimeStore extends ConversationStore, StateStore, InputQueue, UsageStore {
   /** Durable when the promise resolves (a group commit may bundle several slices). */
   commit(commit: SliceCommit): Promise<void>;
   close(): Promise<void>;

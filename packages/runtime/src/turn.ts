@@ -5,7 +5,7 @@ import type { InputMessage } from './input.js';
 import type { HistoryMessage, Usage } from './messages.js';
 import { addUsage, ZERO_USAGE } from './messages.js';
 import type { Preparer } from './prepare.js';
-import type { LoadedThread, PendingCall, RuntimeStore, Subscription } from './store.js';
+import type { CompletionUsage, LoadedThread, PendingCall, RuntimeStore, Subscription } from './store.js';
 import type { ToolOutput } from './tool.js';
 
 /** The uncommitted part of a slice, and how it becomes durable (one transaction per commit). */
@@ -13,6 +13,8 @@ export class Turn {
   private pending: HistoryMessage[];
   private consumed: string[];
   private usage: Usage = ZERO_USAGE;
+  /** Completions since the last commit, each with its model (stored with the commit). */
+  private completionUsage: CompletionUsage[] = [];
   private contextTokens: number;
   private stateChanged = true;
   completions = 0;
@@ -80,7 +82,8 @@ export class Turn {
     return true;
   }
 
-  recordCompletion(u: Usage): void {
+  recordCompletion(u: Usage, model: string): void {
+    this.completionUsage.push({ model, usage: u });
     this.completions++;
     this.sliceCompletions++;
     this.usage = addUsage(this.usage, u);
@@ -103,6 +106,7 @@ export class Turn {
       completions: this.completions,
       usage: this.usage,
       contextTokens: this.contextTokens,
+      completionUsage: this.completionUsage,
     });
     // Mirror the committed state into the caller's copy.
     const r = this.thread.record;
@@ -119,6 +123,7 @@ export class Turn {
     this.consumed = [];
     this.usage = ZERO_USAGE;
     this.completions = 0;
+    this.completionUsage = [];
     this.stateChanged = false;
     bus.emit({ type: 'turn-committed', threadId: r.id, messages: append.length });
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ReviewDecision } from './review-diff.js';
 import type { CommandApproval, TuiController } from './controller.js';
 import { shortId } from './format.js';
-import { pricedModels } from './pricing.js';
+import { SUGGESTED_MODELS } from '../pricing.js';
 import { helpText, parseSlash, type SlashCommand } from './slash-commands.js';
 import type { UiStore } from './store.js';
 import type { PendingReview } from './ui-state.js';
@@ -65,10 +65,17 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
       case 'model': {
         if (!cmd.id) {
           const model = store.getState().status.model;
-          return say(ctx, `Model: ${model}. Switch with /model <id>, e.g. ${pricedModels().slice(0, 4).join(', ')}.`);
+          return say(ctx, `Model: ${model}. Switch with /model <id>, e.g. ${SUGGESTED_MODELS.join(', ')}.`);
         }
         const r = await controller.setModel(cmd.id);
         return store.dispatch({ type: 'ui:model', model: cmd.id, ...(r?.contextWindow ? { contextWindow: r.contextWindow } : {}) });
+      }
+      case 'cost': {
+        const rows = await controller.usage();
+        // Loaded on use: it needs the runtime's main module, which the first frame doesn't wait for.
+        const { costReport } = await import('./cost-report.js');
+        const s = store.getState();
+        return say(ctx, costReport(rows, s.pricing, s.status.sessionId));
       }
       case 'refresh': {
         if (store.getState().userEdited.length === 0) return say(ctx, 'You have not edited any file since the session began: nothing to refresh.');

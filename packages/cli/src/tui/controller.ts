@@ -1,4 +1,5 @@
-import type { Observer } from '@infinity-code/runtime';
+import type { Observer, ThreadUsage } from '@infinity-code/runtime';
+import type { Pricing } from '../pricing.js';
 import type { ReviewDecision, ReviewDiff } from './review-diff.js';
 
 /** What the TUI is started with. */
@@ -11,6 +12,8 @@ export interface TuiInfo {
   sessionId: string;
   /** The session's root thread; defaults to `sessionId` (a session is its root thread). */
   rootThreadId?: string;
+  /** Prices for the status line and `/cost`; the built-in ones by default. */
+  pricing?: Pricing;
 }
 
 export interface SessionSummary {
@@ -89,6 +92,8 @@ export interface TuiController {
   listSessions(): Promise<SessionSummary[]>;
   /** Switch models for the next completions; returns the new context window if it changed. */
   setModel(id: string): Promise<{ contextWindow?: number } | void>;
+  /** Stored usage of the session's threads per model (`/cost`), earlier runs of it included. */
+  usage(): Promise<ThreadUsage[]>;
   /** The root's accumulated diff against the working tree (`/diff`); null when there is none. */
   showDiff(): Promise<ReviewDiff | null>;
   /**

@@ -41,6 +41,7 @@ export function deferredController(ready: Promise<TuiController>): TuiController
     newSession: async () => (await ready).newSession(),
     listSessions: async () => (await ready).listSessions(),
     setModel: async (id) => (await ready).setModel(id),
+    usage: async () => (await ready).usage(),
     showDiff: async () => (await ready).showDiff(),
     resolveReview: async (r, d) => (await ready).resolveReview(r, d),
     onUserEdits: (listener: (edits: UserEditsUpdate) => void) => later((c) => c.onUserEdits(listener)),

@@ -7,9 +7,17 @@ export function formatTokens(n: number): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
-export function formatCost(usd: number | undefined): string {
+/** `partial`: some usage had no price, so the figure is a lower bound ("≥$0.12"). */
+export function formatCost(usd: number | undefined, partial = false): string {
   if (usd === undefined) return 'cost n/a';
+  if (partial) return `≥$${usd.toFixed(2)}`;
   return usd < 0.01 && usd > 0 ? '<$0.01' : `$${usd.toFixed(2)}`;
+}
+
+/** USD to the cent, or to a hundredth of a cent under a dollar (a breakdown's small shares). */
+export function formatUsd(usd: number | undefined): string {
+  if (usd === undefined) return 'n/a';
+  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
 }
 
 export function truncate(s: string, max: number): string {

@@ -10,4 +10,3 @@ export { createCommandApprovals, type ApprovalEvent, type CommandApprovals } fro
 export { allHunkIds, diffStat, fileHunkIds, fileNotes, hunkId, isReviewDiff } from './review-diff.js';
 export type { FileStatus, LeftOut, ReviewDecision, ReviewDiff, ReviewFile, ReviewHunk } from './review-diff.js';
 export { reduce, initialState, type UiAction, type UiState, type TranscriptItem } from './state.js';
-export { estimateCost, priceOf } from './pricing.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { LocalSystem } from '@infinity-code/runtime';
+import type { LocalSystem, UsageStore } from '@infinity-code/runtime';
 import type { CommandApprovals } from './command-approvals.js';
 import type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, UserEditsUpdate } from './controller.js';
 import type { ReviewBroker } from './review-broker.js';
@@ -29,6 +29,8 @@ export interface LocalControllerOptions {
   reviews?: ReviewBroker;
   /** Where commands wait for the user's approval; without it, none ever does. */
   approvals?: CommandApprovals;
+  /** The store the system writes (`/cost` reads the session's usage from it). */
+  store?: UsageStore;
   hooks?: SessionHooks;
 }
 
@@ -36,7 +38,7 @@ export interface LocalControllerOptions {
  * A TuiController over a LocalSystem: the runtime half of the contract (send, stop, compact,
  * events, reviews of children's reports), with the sandbox half supplied as hooks by the CLI.
  */
-export function localController({ system, rootThreadId, reviews, approvals, hooks = {} }: LocalControllerOptions): TuiController {
+export function localController({ system, rootThreadId, reviews, approvals, store, hooks = {} }: LocalControllerOptions): TuiController {
   let root = rootThreadId;
   // Threads with a slice running now: what stop() interrupts. Kept from events, not polled.
   const working = new Set<string>();
@@ -70,6 +72,10 @@ export function localController({ system, rootThreadId, reviews, approvals, hook
     async setModel(id) {
       if (!hooks.setModel) throw new Error('switching models is not available in this session');
       return hooks.setModel(id);
+    },
+    async usage() {
+      if (!store) throw new Error('usage is not recorded in this session');
+      return store.usageByThread(root);
     },
     showDiff: () => (hooks.showDiff ? hooks.showDiff() : Promise.resolve(null)),
     onUserEdits: (listener) => (hooks.watchUserEdits ? hooks.watchUserEdits(listener) : () => {}),

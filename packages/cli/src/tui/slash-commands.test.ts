@@ -3,7 +3,7 @@ import { complete, helpText, parseSlash } from './slash-commands.js';
 
 describe('slash commands', () => {
   it('parses every command, with /model taking an optional id', () => {
-    for (const name of ['help', 'quit', 'new', 'sessions', 'stop', 'diff', 'compact']) {
+    for (const name of ['help', 'quit', 'new', 'sessions', 'stop', 'diff', 'compact', 'cost']) {
       expect(parseSlash(`/${name}`)).toEqual({ kind: 'command', command: { name } });
     }
     expect(parseSlash('/model')).toEqual({ kind: 'command', command: { name: 'model' } });
@@ -26,6 +26,7 @@ describe('slash commands', () => {
   it('completes a unique prefix with a trailing space, an ambiguous one to the common prefix', () => {
     expect(complete('/comp')).toEqual({ value: '/compact ', candidates: ['compact'] });
     expect(complete('/s')).toEqual({ value: '/s', candidates: ['sessions', 'stop'] });
+    expect(complete('/c')).toEqual({ value: '/co', candidates: ['cost', 'compact'] });
     expect(complete('/')).toMatchObject({ value: '/', candidates: expect.arrayContaining(['help', 'diff']) });
     expect(complete('/zz')).toEqual({ value: '/zz', candidates: [] });
     expect(complete('/model cl')).toEqual({ value: '/model cl', candidates: [] });
@@ -34,7 +35,7 @@ describe('slash commands', () => {
 
   it('documents every command and the keys', () => {
     const help = helpText();
-    for (const name of ['/help', '/quit', '/new', '/sessions', '/model [id]', '/stop', '/diff', '/compact']) expect(help).toContain(name);
+    for (const name of ['/help', '/quit', '/new', '/sessions', '/model [id]', '/cost', '/stop', '/diff', '/compact']) expect(help).toContain(name);
     expect(help).toContain('Ctrl+C twice quit');
   });
 });

@@ -6,6 +6,7 @@ export type SlashCommand =
   | { name: 'new' }
   | { name: 'sessions' }
   | { name: 'model'; id?: string }
+  | { name: 'cost' }
   | { name: 'stop' }
   | { name: 'diff' }
   | { name: 'compact' }
@@ -19,6 +20,7 @@ export const COMMANDS: ReadonlyArray<{ name: SlashName; args?: string; help: str
   { name: 'new', help: 'start a new session' },
   { name: 'sessions', help: 'list the sessions of this repository' },
   { name: 'model', args: '[id]', help: 'show or switch the model' },
+  { name: 'cost', help: 'tokens and estimated cost per thread and model' },
   { name: 'stop', help: 'stop what the agent is doing now' },
   { name: 'diff', help: "review the session's changes and apply them to your working tree" },
   { name: 'compact', help: 'summarise the conversation to free context' },

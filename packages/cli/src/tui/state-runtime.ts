@@ -2,7 +2,6 @@ import type { RuntimeEvent } from '@infinity-code/runtime';
 // The light subpath: the UI's first frame must not wait for SQLite and the rest of the runtime.
 import { addUsage, resultText } from '@infinity-code/runtime/messages';
 import { formatDelay, summarize, shortId, tail, truncate } from './format.js';
-import { estimateCost } from './pricing.js';
 import { diffStat, isReviewDiff } from './review-diff.js';
 import { addTail, flushLive, notice, pushItem, updateThread, type ChildThread, type UiState } from './ui-state.js';
 
@@ -16,6 +15,8 @@ const REPORT_PREFIX = /^(Child thread with ID \S+ has shut down\.?\s*)?(Report f
 
 /** How a runtime event changes what the screen shows. Pure. */
 export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
+  // Every thread's completions count, a closed one's last too.
+  if (e.type === 'completion-finished') return completionUsage(s, e);
   if (e.threadId !== s.rootThreadId) {
     if (s.closedThreads.includes(e.threadId)) return e.type === 'error' ? reduceChild(s, e) : s;
     return reduceChild(knowThread(s, e.threadId), e);
@@ -60,7 +61,7 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
     case 'compaction-applied':
       return notice({ ...s, status: { ...s.status, contextTokens: 0 } }, 'compaction', 'Conversation compacted (the full history stays stored).');
     case 'slice-finished': {
-      const next = sliceUsage(flushLive(s), e);
+      const next = flushLive(s);
       return { ...next, busy: false, status: { ...next.status, contextTokens: e.contextTokens } };
     }
     case 'error':
@@ -97,9 +98,8 @@ function reduceChild(s: UiState, e: RuntimeEvent): UiState {
     case 'thread-spawned':
       return spawned(s, e);
     case 'slice-finished': {
-      const next = sliceUsage(s, e);
       const outcome = e.outcome === 'completed' ? 'idle' : e.outcome === 'awaiting-tool' ? undefined : e.outcome;
-      return updateThread(next, id, (t) => ({ ...t, working: false, ...(outcome ? { outcome } : {}) }));
+      return updateThread(s, id, (t) => ({ ...t, working: false, ...(outcome ? { outcome } : {}) }));
     }
     case 'thread-closed':
       return {
@@ -196,14 +196,15 @@ function finishTool(s: UiState, callId: string, status: 'ok' | 'error' | 'interr
   return pushItem(next, { kind: 'tool', display: call.display, summary, status });
 }
 
-function sliceUsage(s: UiState, e: Extract<RuntimeEvent, { type: 'slice-finished' }>): UiState {
-  const cost = estimateCost(s.status.model, e.usage);
+/** Each completion is priced with the model it ran on (a /model switch, a child on another model). */
+function completionUsage(s: UiState, e: Extract<RuntimeEvent, { type: 'completion-finished' }>): UiState {
+  const cost = s.pricing.cost(e.model, e.usage);
   return {
     ...s,
     status: {
       ...s.status,
       usage: addUsage(s.status.usage, e.usage),
-      ...(cost === undefined ? {} : { cost: (s.status.cost ?? 0) + cost }),
+      ...(cost === undefined ? { costPartial: true } : { cost: (s.status.cost ?? 0) + cost }),
     },
   };
 }

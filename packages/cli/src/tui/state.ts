@@ -3,7 +3,6 @@ import { replayHistory } from './history-items.js';
 import { reduceRuntime } from './state-runtime.js';
 import type { CommandApproval, ReviewRequest } from './controller.js';
 import { shortId } from './format.js';
-import { priceOf } from './pricing.js';
 import { flushLive, initialState, notice, pushItem, updateThread, type NoticeLevel, type PendingReview, type UiState } from './ui-state.js';
 
 export * from './ui-state.js';
@@ -60,7 +59,7 @@ function reduceUi(s: UiState, a: UiAction): UiState {
       return notice(
         {
           // A fresh state for the new session, keeping the id counter and the status figures.
-          ...initialState({ ...s.status, rootThreadId: a.rootThreadId }),
+          ...initialState({ ...s.status, rootThreadId: a.rootThreadId, pricing: s.pricing }),
           nextId: s.nextId,
           epoch: s.epoch + 1,
           // Same sandboxes, same base: the user's edits still differ from it.
@@ -84,7 +83,7 @@ function reduceUi(s: UiState, a: UiAction): UiState {
             ...s.status,
             model: a.model,
             contextWindow: a.contextWindow ?? s.status.contextWindow,
-            ...(s.status.cost === undefined && priceOf(a.model) ? { cost: 0 } : {}),
+            ...(s.status.cost === undefined && s.pricing.priceOf(a.model) ? { cost: 0 } : {}),
           },
         },
         'info',

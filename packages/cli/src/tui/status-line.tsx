@@ -16,7 +16,7 @@ export function StatusLine({ status, hint }: { status: StatusInfo; hint?: string
     <Box flexDirection="column">
       {/* One line, cut at the terminal's edge rather than wrapped into the input above. */}
       <Text wrap="truncate-end" color="gray">
-        {status.model} · ↑{formatTokens(tokensIn)} ↓{formatTokens(u.output_tokens)} · {formatCost(status.cost)} ·{' '}
+        {status.model} · ↑{formatTokens(tokensIn)} ↓{formatTokens(u.output_tokens)} · {formatCost(status.cost, status.costPartial)} ·{' '}
         <Text color={pctColor}>ctx {pct === undefined ? 'n/a' : `${pct}%`}</Text> · sandbox {status.backend} · session{' '}
         {shortId(status.sessionId)}
       </Text>

@@ -16,6 +16,7 @@ import {
 } from '@infinity-code/runtime';
 import { render } from 'ink-testing-library';
 import { act } from 'react';
+import type { Pricing } from '../pricing.js';
 import { App } from './app.js';
 import type { CommandApprovals } from './command-approvals.js';
 import type { TuiController } from './controller.js';
@@ -39,6 +40,8 @@ export interface RigOptions {
   /** Where commands wait for the user's yes or no (the tools must ask through it too). */
   approvals?: CommandApprovals;
   system?: Partial<SystemOptions>;
+  /** Prices for the status line and /cost (the built-in ones by default). */
+  pricing?: Pricing;
 }
 
 export interface Rig {
@@ -69,9 +72,10 @@ export async function startRig(o: RigOptions): Promise<Rig> {
   (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
   const model = o.model ?? 'claude-sonnet-4-5';
   const reviews = o.review ? createReviewBroker(o.review) : undefined;
+  const runtimeStore = o.system?.store ?? new MemoryStore();
   const system = new LocalSystem({
     ...(reviews ? { reviewReport: reviews.reviewer } : {}),
-    store: new MemoryStore(),
+    store: runtimeStore,
     provider: new ScriptedProvider(o.brain),
     tools: o.tools ?? [],
     model,
@@ -90,11 +94,18 @@ export async function startRig(o: RigOptions): Promise<Rig> {
   const controller = localController({
     system,
     rootThreadId: ROOT,
+    store: runtimeStore,
     ...(reviews ? { reviews } : {}),
     ...(o.approvals ? { approvals: o.approvals } : {}),
     ...(o.hooks ? { hooks: o.hooks } : {}),
   });
-  const store = createUiStore(controller, { model, contextWindow: o.contextWindow ?? 200_000, backend: 'overlay', sessionId: ROOT });
+  const store = createUiStore(controller, {
+    model,
+    contextWindow: o.contextWindow ?? 200_000,
+    backend: 'overlay',
+    sessionId: ROOT,
+    ...(o.pricing ? { pricing: o.pricing } : {}),
+  });
   await system.start();
   let ui!: ReturnType<typeof render>;
   await act(async () => {

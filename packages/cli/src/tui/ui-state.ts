@@ -1,6 +1,6 @@
 import { ZERO_USAGE, type Usage } from '@infinity-code/runtime/messages';
 import type { CommandApproval, ReviewRequest, TuiInfo } from './controller.js';
-import { priceOf } from './pricing.js';
+import { BUILT_IN_PRICING, type Pricing } from '../pricing.js';
 
 export type NoticeLevel = 'info' | 'error' | 'retry' | 'compaction';
 
@@ -69,10 +69,15 @@ export interface StatusInfo {
   contextWindow: number;
   backend: string;
   sessionId: string;
-  /** Summed over every slice of every thread this session. */
+  /** Summed over every completion of every thread since the UI started (a /new keeps counting). */
   usage: Usage;
-  /** Estimated USD; undefined while no usage had a known price. */
+  /**
+   * Estimated USD of the completions whose model has a price, each priced with its own model;
+   * undefined while none had one and the current model has none either.
+   */
   cost?: number;
+  /** Some completion's model had no price: `cost` leaves it out. */
+  costPartial?: boolean;
   /** Input tokens of the root's last completion. */
   contextTokens: number;
 }
@@ -84,6 +89,8 @@ export interface PendingReview extends ReviewRequest {
 
 export interface UiState {
   rootThreadId: string;
+  /** Prices per model (the built-in table with the config's settings). */
+  pricing: Pricing;
   /** Bumped on /new: the transcript's <Static> is keyed by it so it starts over. */
   epoch: number;
   items: TranscriptItem[];
@@ -114,6 +121,7 @@ export interface UiState {
 export function initialState(info: TuiInfo): UiState {
   return {
     rootThreadId: info.rootThreadId ?? info.sessionId,
+    pricing: info.pricing ?? BUILT_IN_PRICING,
     epoch: 0,
     items: [],
     nextId: 1,
@@ -130,7 +138,7 @@ export function initialState(info: TuiInfo): UiState {
       backend: info.backend,
       sessionId: info.sessionId,
       usage: ZERO_USAGE,
-      ...(priceOf(info.model) ? { cost: 0 } : {}),
+      ...((info.pricing ?? BUILT_IN_PRICING).priceOf(info.model) ? { cost: 0 } : {}),
       contextTokens: 0,
     },
     reviews: [],
