@@ -108,7 +108,7 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     };
     const h = makeHarness(mode, storeKind, { brain, tools: [hold] });
     await h.send(userText('root', 'go', 'u1'));
-    await h.settleSlices();
+    await h.settleUntil((e) => e.type === 'tool-dispatched' && e.callId === 'c_hold');
     // The inline calls ran (and failed), the spawn waits for the held call.
     const answered = h.events.flatMap((e) => (e.type === 'tool-result' ? [e.toolUseId] : []));
     expect(answered).toEqual(expect.arrayContaining(['c_bad', 'c_unknown']));
@@ -141,12 +141,12 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     };
     const h = makeHarness(mode, storeKind, { brain, tools: [hold] });
     await h.send(userText('t1', 'go', 'u1'));
-    await h.settleSlices();
+    await h.settleUntil((e) => e.type === 'tool-dispatched' && e.callId === 'c_c');
     await hold.held.get('c_b')!('b is in');
-    await h.settleSlices();
+    await h.settleUntil((e) => e.type === 'tool-result' && e.toolUseId === 'c_b');
     expect(requests).toHaveLength(1);
     await h.send(userText('t1', 'stop, do something else', 'u2'));
-    await h.settleSlices();
+    await h.settleUntil((e) => e.type === 'slice-finished' && e.outcome === 'completed');
 
     expect(requests).toHaveLength(2);
     const last = requests[1]!.messages.at(-1)!;
@@ -179,14 +179,14 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     };
     const h = makeHarness(mode, storeKind, { brain, tools: [hold, watch] });
     await h.send(userText('t1', 'go', 'u1'));
-    await h.settleSlices();
+    await h.settleUntil((e) => e.type === 'tool-dispatched' && e.callId === 'c_2');
     await hold.held.get('c_1')!('one');
-    await h.settleSlices();
+    await h.settleUntil((e) => e.type === 'tool-result' && e.toolUseId === 'c_1');
     await watch.ctxs.get('c_watch')!.emit({ content: 'log line', associative: true });
-    await h.settleSlices();
+    await h.settleUntil((e) => e.type === 'input-deferred');
     expect(requests).toHaveLength(2);
     await hold.held.get('c_2')!('two');
-    await h.settleSlices();
+    await h.settleUntil((e) => e.type === 'event-injected');
 
     const third = requests[2]!;
     const tail = third.messages.slice(-3);
@@ -250,8 +250,9 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     await h.settle();
 
     expect(firstOf.size).toBe(3);
+    // Every child's first completion started before any child's first completion finished.
     const started = h.events.flatMap((e, i) => (e.type === 'completion-started' && e.threadId !== 'root' ? [i] : []));
-    const finished = h.events.flatMap((e, i) => (e.type === 'slice-finished' && e.threadId !== 'root' ? [i] : []));
+    const finished = h.events.flatMap((e, i) => (e.type === 'slice-finished' && e.threadId !== 'root' && e.completions > 0 ? [i] : []));
     expect(Math.max(...started.slice(0, 3))).toBeLessThan(Math.min(...finished));
     for (const [id, first] of firstOf) {
       expect(valid(first)).toBeUndefined();

@@ -27,6 +27,8 @@ export interface Harness {
   settle(): Promise<void>;
   /** Run until no slice runs or is queued; tools may still be working. */
   settleSlices(): Promise<void>;
+  /** Run slices until an event matching `seen` has been emitted (tools answer meanwhile). */
+  settleUntil(seen: (e: RuntimeEvent) => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,9 +64,28 @@ export function makeHarness(mode: Mode, storeKind: StoreKind, opts: HarnessOptio
     ...opts.system,
   };
   const events: RuntimeEvent[] = [];
+  // Woken by every event and every queued input: what settleUntil waits on, instead of a timer.
+  let changed: Array<() => void> = [];
+  const notify = (): void => {
+    const ready = changed;
+    changed = [];
+    for (const resolve of ready) resolve();
+  };
+  const nextChange = () => new Promise<void>((resolve) => changed.push(resolve));
+  const settleUntil = async (h: Pick<Harness, 'settleSlices'>, seen: (e: RuntimeEvent) => boolean) => {
+    for (;;) {
+      const change = nextChange();
+      await h.settleSlices();
+      if (events.some(seen)) return;
+      await change;
+    }
+  };
   if (mode === 'local') {
     const system = new LocalSystem(base);
-    system.subscribe((e) => events.push(e));
+    system.subscribe((e) => {
+      events.push(e);
+      notify();
+    });
     return {
       store,
       events,
@@ -73,6 +94,9 @@ export function makeHarness(mode: Mode, storeKind: StoreKind, opts: HarnessOptio
       },
       settle: () => system.whenIdle(),
       settleSlices: () => system.whenIdle({ ignoreRunningTools: true }),
+      settleUntil(seen) {
+        return settleUntil(this, seen);
+      },
       async close() {
         await system.close();
         cleanup();
@@ -82,18 +106,25 @@ export function makeHarness(mode: Mode, storeKind: StoreKind, opts: HarnessOptio
   // Step mode: the harness is the host queue.
   const queue: InputMessage[] = [];
   const awaiting = new Set<string>();
+  // A tool may answer inside its dispatch, before the dispatched event: not awaited then.
+  const answered = new Set<string>();
   let wake: (() => void) | null = null;
   const system = new StepSystem({
     ...base,
     async send(input) {
-      if (input.body.kind === 'tool_result') awaiting.delete(input.body.toolUseId);
+      if (input.body.kind === 'tool_result') {
+        awaiting.delete(input.body.toolUseId);
+        answered.add(input.body.toolUseId);
+      }
       queue.push(input);
       wake?.();
+      notify();
     },
   });
   system.subscribe((e) => {
     events.push(e);
-    if (e.type === 'tool-dispatched') awaiting.add(e.callId);
+    if (e.type === 'tool-dispatched' && !answered.has(e.callId)) awaiting.add(e.callId);
+    notify();
   });
   return {
     store,
@@ -103,6 +134,9 @@ export function makeHarness(mode: Mode, storeKind: StoreKind, opts: HarnessOptio
     },
     async settleSlices() {
       while (queue.length > 0) await system.step(queue.splice(0));
+    },
+    settleUntil(seen) {
+      return settleUntil(this, seen);
     },
     async settle() {
       for (;;) {
