@@ -7,10 +7,11 @@
 // - rename: rename a function across N = 12 files (grep, read all, edit all, check, answer);
 // - session: a 30-request session, one call per request, history growing (cache share);
 // - fanout: the root starts 3 children in one reply, each does its share of 12 files in several
-//   dependent steps (read, edit, test, follow-up edit, test, report); compared with one thread
-//   doing the same shares one after the other (fanout-single).
+//   dependent steps (read, edit, check, edit imports, check, edit comments, check, report), while
+//   the root renames the definition; compared with one thread doing the same shares one after
+//   the other (fanout-single).
 // Latency: time to first token = BASE + per uncached input token; output at a token rate. The
-// defaults are a real model's shape, faster (TASK_SPEED, default 3, divides every delay).
+// defaults are a real model's shape (TASK_SPEED, default 1, divides every delay).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,7 @@ import { startFakeMessagesApi, type FakeBrain, type FakeReply, type FakeRequestB
 const bin = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
 if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`pnpm build\` first`);
 
-const SPEED = Number(process.env.TASK_SPEED ?? 3);
+const SPEED = Number(process.env.TASK_SPEED ?? 1);
 const LATENCY = {
   baseMs: 600 / SPEED,
   msPerUncachedToken: 0.1 / SPEED,
@@ -109,6 +110,8 @@ const editAll = (files: number[], from: string, to: string) =>
   files.map((n) => call('edit_file', { path: fileName(n), old_str: `return ${from}(header, body, ${n});`, new_str: `return ${to}(header, body, ${n});` }));
 const importEdits = (files: number[], from: string, to: string) =>
   files.map((n) => call('edit_file', { path: fileName(n), old_str: `import { ${from} } from './util.js';`, new_str: `import { ${to} } from './util.js';` }));
+const commentEdits = (files: number[]) =>
+  files.map((n) => call('edit_file', { path: fileName(n), old_str: `// Module ${pad(n)}: formats`, new_str: `// Module ${pad(n)} (uses newName): formats` }));
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 
 // --- the scripted model, per scenario ----------------------------------------------------------
@@ -145,6 +148,8 @@ function shareStep(files: number[], calls: number): Block[] | undefined {
     () => [say('Checking what is left.'), call('execute_command', { command: `grep -n oldName ${files.map(fileName).join(' ')} || true` })],
     () => [say('The imports still use the old name; fixing them.'), ...importEdits(files, 'oldName', 'newName')],
     () => [say('Checking again.'), call('execute_command', { command: `grep -c newName ${files.map(fileName).join(' ')}` })],
+    () => [say('The header comments should name the new function too.'), ...commentEdits(files)],
+    () => [say('Final check of my files.'), call('execute_command', { command: `grep -L newName ${files.map(fileName).join(' ')} || true` })],
   ];
   let made = 0;
   for (const step of steps) {
@@ -167,7 +172,8 @@ const fanoutBrain: FakeBrain = (body) => {
   }
   if (calls.length === 0) {
     return reply(
-      say('Three independent shares: one child each.'),
+      say('Three independent shares: one child each; I rename the definition meanwhile.'),
+      utilEdit(),
       ...SHARES.map((files, i) =>
         call('spawn_thread', {
           instructions: `Share ${i}: in ${files.map(fileName).join(', ')}, rename oldName to newName (calls, then imports), checking with grep after each step. Do not touch other files.`,
@@ -177,8 +183,10 @@ const fanoutBrain: FakeBrain = (body) => {
     );
   }
   if (reportsReceived(body) < SHARES.length) return reply(say('Waiting for the children.'));
-  return reply(call('edit_file', { path: 'src/util.js', old_str: 'export function oldName(', new_str: 'export function newName(' }));
+  return reply(say('All three shares renamed; checks pass.'));
 };
+
+const utilEdit = () => call('edit_file', { path: 'src/util.js', old_str: 'export function oldName(', new_str: 'export function newName(' });
 
 /** The share named in the child's own spawn result. */
 function shareOf(body: FakeRequestBody): number[] {
@@ -190,7 +198,8 @@ function shareOf(body: FakeRequestBody): number[] {
 
 const singleBrain: FakeBrain = (body) => {
   const calls = ownCalls(body).length;
-  let made = 0;
+  if (calls === 0) return reply(say('I rename the definition first, then each share in turn.'), utilEdit());
+  let made = 1;
   for (const files of SHARES) {
     for (let c = 0; ; ) {
       const step = shareStep(files, c);
@@ -200,7 +209,6 @@ const singleBrain: FakeBrain = (body) => {
     }
     made += callsPerShare(files);
   }
-  if (calls === made) return reply(call('edit_file', { path: 'src/util.js', old_str: 'export function oldName(', new_str: 'export function newName(' }));
   return reply(say('All three shares renamed; checks pass.'));
 };
 
@@ -229,7 +237,14 @@ interface Figures {
 async function run(name: string, task: string, brain: FakeBrain): Promise<Figures> {
   const repo = await gitRepo();
   const home = mkdtempSync(join(tmpdir(), 'ic-bench-home-'));
-  const api = await startFakeMessagesApi({ brain, latency: LATENCY });
+  const t00 = performance.now();
+  const trace: string[] = [];
+  const traced: FakeBrain = (body, i) => {
+    const stack = threadStackOf(body) ?? [];
+    trace.push(`${Math.round(performance.now() - t00)}ms req ${i} thread ${stack.length > 1 ? stack.at(-1)!.slice(0, 8) : 'root'}`);
+    return brain(body, i);
+  };
+  const api = await startFakeMessagesApi({ brain: process.env.TASK_TRACE ? traced : brain, latency: LATENCY });
   try {
     const t0 = performance.now();
     const exit = await new Promise<number>((resolve) => {
@@ -251,6 +266,12 @@ async function run(name: string, task: string, brain: FakeBrain): Promise<Figure
       child.stdin?.end();
     });
     const wall = performance.now() - t0;
+    if (process.env.TASK_TRACE) {
+      for (const [i, line] of trace.entries()) {
+        const d = api.requests.filter((r) => r.path === '/v1/messages')[i]?.delay;
+        process.stderr.write(`  ${line}${d ? ` first byte +${d.firstByteMs} last +${d.lastByteMs}` : ''}\n`);
+      }
+    }
     const f: Figures = { requests: 0, input: 0, cache_write: 0, cache_read: 0, output: 0, usd: 0, wall_ms: Math.round(wall), exit };
     for (const r of api.requests) {
       if (r.path !== '/v1/messages') continue;
