@@ -150,7 +150,7 @@ export class AgentSession {
       contextWindow: o.config.contextWindow,
       ...(o.retry ? { retry: o.retry } : {}),
       reviewReport: o.reviewer(sandboxes),
-      ...(o.limits ? { limits: o.limits } : {}),
+      limits: { maxCallsPerReply: o.config.maxToolCallsPerReply, ...o.limits },
     });
     const session = new AgentSession(system, store, sandboxSession, sandboxes, o.rootId, modelRef, abortTools);
     system.subscribe((e) => session.onEvent(e));

@@ -30,6 +30,9 @@ describe('config', () => {
     const c = loadConfig({ env: { HOME: home }, projectRoot: project });
     expect(c.model).toBe('project-model');
     expect(c.contextWindow).toBe(1000);
+    expect(c.maxToolCallsPerReply).toBe(16);
+    write(join(project, '.infinity', 'config.json'), '{"maxToolCallsPerReply": 4}');
+    expect(loadConfig({ env: { HOME: home }, projectRoot: project }).maxToolCallsPerReply).toBe(4);
   });
 
   it.each([
@@ -37,6 +40,7 @@ describe('config', () => {
     ['[1, 2]', /must hold a JSON object/],
     ['{"contextWindow": "big"}', /"contextWindow" must be a whole number/],
     ['{"modle": "x"}', /unknown key "modle"/],
+    ['{"maxToolCallsPerReply": 0}', /"maxToolCallsPerReply" must be a whole number of calls, at least 1/],
   ])('rejects %s with a config error naming the file', (text, message) => {
     const project = temp();
     const file = join(project, '.infinity', 'config.json');

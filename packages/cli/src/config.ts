@@ -27,12 +27,14 @@ export interface Config {
   prices: PriceSettings;
   /** The project's: only for models nothing else prices (see checkProjectPrices). */
   projectPrices: PriceSettings;
+  /** Tool calls run from one model reply; the model is asked to split the rest. */
+  maxToolCallsPerReply: number;
 }
 
 /** One file's settings: any key may be missing, `sandbox` key by key too. */
 export type ConfigFile = Partial<Omit<Config, 'sandbox' | 'projectPrices'>> & { sandbox?: Partial<SandboxConfig> };
 
-const KNOWN_KEYS = 'model, contextWindow, commandTimeoutMs, secretEnv, sandbox, prices';
+const KNOWN_KEYS = 'model, contextWindow, commandTimeoutMs, secretEnv, sandbox, prices, maxToolCallsPerReply';
 
 export const DEFAULT_CONFIG: Config = {
   model: 'claude-sonnet-4-5',
@@ -42,6 +44,8 @@ export const DEFAULT_CONFIG: Config = {
   sandbox: DEFAULT_SANDBOX_CONFIG,
   prices: {},
   projectPrices: {},
+  // The runtime's default too (DEFAULT_LIMITS.maxCallsPerReply); not imported, to keep start-up light.
+  maxToolCallsPerReply: 16,
 };
 
 /** The prices displays and results use: the user's, then the built-in ones, then the project's. */
@@ -127,6 +131,10 @@ export function parseConfigFile(file: string): ConfigFile {
         break;
       case 'prices':
         out.prices = parsePriceSettings(value, file);
+        break;
+      case 'maxToolCallsPerReply':
+        if (!Number.isInteger(value) || (value as number) < 1) throw bad(key, 'a whole number of calls, at least 1');
+        out.maxToolCallsPerReply = value as number;
         break;
       default:
         throw new UserError(`The config file ${file} has an unknown key "${key}". Known keys: ${KNOWN_KEYS}.`, EXIT.config);
