@@ -218,6 +218,54 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     await h.close();
   });
 
+  it('report_to_parent and close_thread sharing a reply run after its async calls; a spawn after the close does not run', async () => {
+    const hold = heldTool();
+    let childId = '';
+    const brain = (r: CompletionRequest): ScriptedReply => {
+      const me = threadOf(r);
+      if (me.stack.length === 1) {
+        return toolUses(r.messages).length === 0
+          ? { toolCall: { name: 'spawn_thread', input: { instructions: 'edit then report', child_of: me.stack } } }
+          : { text: 'noted' };
+      }
+      childId = me.id;
+      return {
+        toolCalls: [
+          { id: 'c_edit', name: 'hold', input: {} },
+          { id: 'c_report', name: 'report_to_parent', input: { report: 'edited' } },
+          { id: 'c_close', name: 'close_thread', input: { thread_id: me.id } },
+          { id: 'c_after', name: 'spawn_thread', input: { instructions: 'never', child_of: me.stack } },
+        ],
+      };
+    };
+    const h = makeHarness(mode, storeKind, { brain, tools: [hold] });
+    await h.send(userText('root', 'go', 'u1'));
+    await h.settleUntil((e) => e.type === 'tool-dispatched' && e.callId === 'c_edit');
+    // The edit runs: no report yet, the child is open.
+    expect(h.events.some((e) => e.type === 'tool-result' && e.toolUseId === 'c_report')).toBe(false);
+    expect(h.events.some((e) => e.type === 'thread-closed')).toBe(false);
+    await hold.held.get('c_edit')!('edit done');
+    await h.settle();
+
+    const at = (pred: (e: (typeof h.events)[number]) => boolean) => h.events.findIndex(pred);
+    const edited = at((e) => e.type === 'tool-result' && e.toolUseId === 'c_edit');
+    const reported = at((e) => e.type === 'tool-result' && e.toolUseId === 'c_report');
+    const closed = at((e) => e.type === 'thread-closed' && e.threadId === childId);
+    expect(edited).toBeGreaterThan(-1);
+    expect(reported).toBeGreaterThan(edited);
+    expect(closed).toBeGreaterThan(reported);
+    const after = h.events.find((e) => e.type === 'tool-result' && e.toolUseId === 'c_after');
+    expect(after).toMatchObject({ isError: true });
+    expect(after?.type === 'tool-result' && resultText({ type: 'tool_result', tool_use_id: 'c_after', content: after.content })).toMatch(/not run: an earlier call of this reply closed the thread/);
+    expect(h.events.filter((e) => e.type === 'thread-spawned')).toHaveLength(1);
+    // The parent got the report, then the close notice.
+    const root = (await h.store.loadThread('root'))!;
+    const text = JSON.stringify(root.history);
+    expect(text).toContain('Report from child thread: edited');
+    expect(text).toContain('has shut down');
+    await h.close();
+  });
+
   it('three spawn_thread calls in one reply start three children at once, each with a valid history that names itself last', async () => {
     const requests: CompletionRequest[] = [];
     const firstOf = new Map<string, CompletionRequest>();
