@@ -8,8 +8,8 @@
 // - session: a 30-request session, one call per request, history growing (cache share);
 // - fanout: the root starts 3 children in one reply, each does its share of 12 files in several
 //   dependent steps (read, edit, check, edit imports, check, edit comments, check, report), while
-//   the root renames the definition; compared with one thread doing the same shares one after
-//   the other (fanout-single).
+//   the root renames the definition; the root greps first. Compared with one thread doing the
+//   same shares one after the other (fanout-single).
 // Latency: time to first token = BASE + per uncached input token; output at a token rate. The
 // defaults are a real model's shape (TASK_SPEED, default 1, divides every delay).
 import { execFile } from 'node:child_process';
@@ -170,7 +170,8 @@ const fanoutBrain: FakeBrain = (body) => {
     if (next) return reply(...next);
     return reply(call('close_thread', { thread_id: stack.at(-1)!, report_to_parent: `Renamed oldName to newName in ${share.map(fileName).join(', ')}; checks pass.` }));
   }
-  if (calls.length === 0) {
+  if (calls.length === 0) return reply(say('First, where is oldName used?'), call('grep', { query: 'oldName' }));
+  if (calls.length === 1) {
     return reply(
       say('Three independent shares: one child each; I rename the definition meanwhile.'),
       utilEdit(),
@@ -198,8 +199,9 @@ function shareOf(body: FakeRequestBody): number[] {
 
 const singleBrain: FakeBrain = (body) => {
   const calls = ownCalls(body).length;
-  if (calls === 0) return reply(say('I rename the definition first, then each share in turn.'), utilEdit());
-  let made = 1;
+  if (calls === 0) return reply(say('First, where is oldName used?'), call('grep', { query: 'oldName' }));
+  if (calls === 1) return reply(say('I rename the definition first, then each share in turn.'), utilEdit());
+  let made = 2;
   for (const files of SHARES) {
     for (let c = 0; ; ) {
       const step = shareStep(files, c);
