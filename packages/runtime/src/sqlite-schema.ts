@@ -1,4 +1,4 @@
-// Schema of the session store. Idempotent: run on every open.
+// Schema of the session store. Idempotent: run on every open, by migrate() (sqlite-migrations.ts).
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS threads (
   id INTEGER PRIMARY KEY,
@@ -13,8 +13,9 @@ CREATE TABLE IF NOT EXISTS threads (
   summary_count INTEGER NOT NULL DEFAULT 0,
   status TEXT NOT NULL DEFAULT 'open',
   message_count INTEGER NOT NULL DEFAULT 0,
-  -- The latest reply's calls while any waits for its result (JSON array); older stores held one
-  -- call object here, with its dispatched mark in the next column.
+  -- The latest reply's calls while any waits for its result (JSON array, each with its own
+  -- dispatched mark). Stores before version 2 held one call object here, marked in the next
+  -- column, which is now unused (see sqlite-migrations.ts).
   pending_call TEXT,
   dispatched INTEGER NOT NULL DEFAULT 0,
   subs TEXT,

@@ -6,7 +6,7 @@ import { GroupCommitter } from './group-commit.js';
 import { buildView, type ViewSource } from './history-view.js';
 import type { InputBody, InputMessage } from './input.js';
 import type { HistoryMessage } from './messages.js';
-import { SCHEMA } from './sqlite-schema.js';
+import { migrate } from './sqlite-migrations.js';
 import type {
   CompactionSummary,
   LoadedThread,
@@ -54,8 +54,9 @@ export class SqliteStore implements RuntimeStore {
       // power loss can drop the last commits.
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
-      this.db.exec(SCHEMA);
+      migrate(this.db, opts.path);
     } catch (err) {
+      if (err instanceof StoreError) throw err;
       throw new StoreError(
         `Cannot open the session store at ${opts.path}: ${(err as Error).message}. ` +
           'Check that the directory is writable and no other program holds the file.',
@@ -161,7 +162,7 @@ export class SqliteStore implements RuntimeStore {
       const t = this.lookup(threadId);
       const row = t && this.stmt.batchOf.get(t.id);
       if (!t || !row) return;
-      const batch = parseBatch(row.pending_call, row.dispatched);
+      const batch = parseBatch(row.pending_call);
       const call = batch.find((c) => c.id === callId);
       if (!call || call.dispatched) return;
       call.dispatched = true;
@@ -171,7 +172,7 @@ export class SqliteStore implements RuntimeStore {
 
   async threadsWithPendingCalls(): Promise<Array<{ threadId: string; call: PendingCall }>> {
     return this.stmt.pendingCalls.all().flatMap((r) =>
-      parseBatch(r.pending_call, r.dispatched)
+      parseBatch(r.pending_call)
         .filter((call) => call.result === undefined)
         .map((call) => ({ threadId: r.uid, call })),
     );
@@ -317,11 +318,8 @@ function batchJson(batch: readonly PendingCall[]): string | null {
   return batch.length > 0 ? JSON.stringify(batch) : null;
 }
 
-/** Stores written before replies could hold several calls kept one, marked in its own column. */
-function parseBatch(json: string | null, dispatched: number): PendingCall[] {
-  if (!json) return [];
-  const value = JSON.parse(json) as PendingCall[] | Omit<PendingCall, 'dispatched'>;
-  return Array.isArray(value) ? value : [{ ...value, dispatched: dispatched === 1 }];
+function parseBatch(json: string | null): PendingCall[] {
+  return json ? (JSON.parse(json) as PendingCall[]) : [];
 }
 
 function toInput(r: { input_id: string; uid: string; body: string }): InputMessage {
@@ -349,7 +347,7 @@ function toRecord(row: ThreadRow, uidById: { get(id: number): string | undefined
     subscriptions: row.subs ? (JSON.parse(row.subs) as Subscription[]) : [],
     hasDeferred: row.has_deferred === 1,
     compacting: row.compacting === 1,
-    batch: parseBatch(row.pending_call, row.dispatched),
+    batch: parseBatch(row.pending_call),
     completions: row.completions,
     usage: {
       input_tokens: row.in_tok,

@@ -1,0 +1,36 @@
+import type Database from 'better-sqlite3';
+import { StoreError } from './errors.js';
+import { SCHEMA } from './sqlite-schema.js';
+
+/**
+ * The store's format, in SQLite's user_version. 0: a new file, or a store from before versions
+ * (one pending call per thread, as an object with its dispatched mark in its own column).
+ * 2: a thread's pending calls are a JSON array (a reply's batch), and completions are logged.
+ */
+export const SCHEMA_VERSION = 2;
+
+/**
+ * Brings the database up to SCHEMA_VERSION in one transaction. A store from a newer version is
+ * refused: this program would misread what it doesn't know, in the user's own repository.
+ */
+export function migrate(db: Database.Database, path: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new StoreError(
+      `The session store ${path} was written by a newer Infinity Code (store version ${version}; this one ` +
+        `reads up to ${SCHEMA_VERSION}). Update infinity-code, or move ${path} aside to start a new store.`,
+    );
+  }
+  db.exec(SCHEMA);
+  if (version === SCHEMA_VERSION) return;
+  db.transaction(() => {
+    if (version < 2) {
+      db.exec(
+        `UPDATE threads SET pending_call = json_array(json_set(pending_call, '$.dispatched',
+           json(CASE dispatched WHEN 1 THEN 'true' ELSE 'false' END))), dispatched = 0
+         WHERE pending_call IS NOT NULL AND json_type(pending_call) = 'object'`,
+      );
+    }
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  })();
+}
