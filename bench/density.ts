@@ -4,6 +4,9 @@
 // Env: AGENTS (default 2000), TURNS (20), WAVE (500), STORE (sqlite | memory | both),
 // VARIANT (plain | waiting: after its turns every agent also subscribes to a watch that stays
 // silent and sleeps until the same time tomorrow, and is measured holding both).
+// Two figures per idle agent: the total (RSS growth / agents, which spreads the bounded caches
+// over N, so it shrinks as N grows) and the marginal cost: the slope of RSS over agents across the
+// waves after the first 1,000 agents, once the caches are full (MARGINAL_FROM changes the start).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +26,7 @@ const WAVE = Number(process.env.WAVE ?? 500);
 const STORES = (process.env.STORE ?? 'both') === 'both' ? ['sqlite', 'memory'] : [process.env.STORE!];
 const CACHE = process.env.CACHE === undefined ? undefined : Number(process.env.CACHE);
 const WAITING = process.env.VARIANT === 'waiting';
+const MARGINAL_FROM = Number(process.env.MARGINAL_FROM ?? 1000);
 const TOMORROW = new Date(Date.now() + 86_400_000);
 const SLEEP_UNTIL = {
   date: TOMORROW.toISOString().slice(0, 10),
@@ -93,6 +97,7 @@ async function run(storeKind: string): Promise<void> {
   const rss0 = gcAndRss();
   let busyMs = 0;
   let msgId = 0;
+  const samples: Array<{ agents: number; rss: number }> = [];
   for (let start = 0; start < AGENTS; start += WAVE) {
     const ids = Array.from({ length: Math.min(WAVE, AGENTS - start) }, (_, i) => `agent-${start + i}`);
     const t0 = performance.now();
@@ -108,6 +113,7 @@ async function run(storeKind: string): Promise<void> {
     if (system.busyThreads !== 0) throw new Error('agents still busy after the wave');
     const rss = gcAndRss();
     const agents = start + ids.length;
+    samples.push({ agents, rss });
     process.stderr.write(
       `  ${storeKind}: ${agents} agents, ${completions} completions, ` +
         `${Math.round(completions / (busyMs / 1000))}/s, rss ${(rss / 2 ** 20).toFixed(1)} MiB\n`,
@@ -125,11 +131,28 @@ async function run(storeKind: string): Promise<void> {
   await system.close();
   rmSync(dir, { recursive: true, force: true });
   const perAgentKb = (rss - rss0) / AGENTS / 1024;
+  const marginal = slopeKb(samples.filter((x) => x.agents > MARGINAL_FROM));
   console.log(
     `density store=${storeKind} agents=${AGENTS} turns=${TURNS} ` +
-      `completions_per_s=${Math.round(completions / (busyMs / 1000))} kb_per_idle_agent=${perAgentKb.toFixed(2)}` +
+      `completions_per_s=${Math.round(completions / (busyMs / 1000))} kb_per_idle_agent=${perAgentKb.toFixed(2)} ` +
+      `marginal_kb_per_idle_agent=${marginal === undefined ? `n/a (needs 2 waves past ${MARGINAL_FROM} agents)` : marginal.toFixed(2)}` +
       (WAITING ? ' variant=waiting' : ''),
   );
+}
+
+/** Least-squares slope of RSS over agents, in KB per agent (undefined with fewer than 2 samples). */
+function slopeKb(points: ReadonlyArray<{ agents: number; rss: number }>): number | undefined {
+  if (points.length < 2) return undefined;
+  const n = points.length;
+  const mx = points.reduce((a, p) => a + p.agents, 0) / n;
+  const my = points.reduce((a, p) => a + p.rss, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const p of points) {
+    num += (p.agents - mx) * (p.rss - my);
+    den += (p.agents - mx) ** 2;
+  }
+  return num / den / 1024;
 }
 
 for (const s of STORES) await run(s);
