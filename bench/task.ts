@@ -264,13 +264,13 @@ async function run(name: string, task: string, brain: FakeBrain): Promise<Figure
         [bin, '-p', task, '--yes', '--output-format', 'json', '--model', MODEL],
         {
           cwd: repo,
-          env: { PATH: process.env.PATH, HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: api.url, NO_COLOR: '1' },
+          env: { PATH: process.env.PATH, HOME: home, ...(process.env.IC_GIT_TIMING ? { IC_GIT_TIMING: '1' } : {}), ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: api.url, NO_COLOR: '1' },
           maxBuffer: 64 * 2 ** 20,
           timeout: 15 * 60_000,
         },
         (err, _stdout, stderr) => {
           const code = (err as { code?: number } | null)?.code ?? 0;
-          if (code !== 0) process.stderr.write(`${name}: exit ${code}\n${stderr.slice(-2000)}\n`);
+          if (code !== 0 || process.env.TASK_STDERR) process.stderr.write(`${name}: exit ${code}\n${process.env.TASK_STDERR ? stderr : stderr.slice(-2000)}\n`);
           resolve(code);
         },
       );

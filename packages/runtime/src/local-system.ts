@@ -6,7 +6,8 @@ import type { InputMessage } from './input.js';
 import { toolResult, userText } from './input.js';
 import { text } from './messages.js';
 import { runSlice, type SliceDeps } from './slice.js';
-import type { LoadedThread } from './store.js';
+import type { ReportReviewer } from './services.js';
+import type { LoadedThread, ThreadRecord } from './store.js';
 import { sliceDeps, type SystemOptions } from './system-options.js';
 import { ThreadCache } from './thread-cache.js';
 import { TimerScheduler } from './timer-scheduler.js';
@@ -45,12 +46,18 @@ export class LocalSystem {
   private closed = false;
   /** Aborted by close(): a slice waiting inside a call (a report review) gives up. */
   private readonly closing = new AbortController();
+  /**
+   * By parent, the children whose report is being reviewed: present only while a review runs,
+   * so an idle parent costs nothing here.
+   */
+  private readonly reportsUnderReview = new Map<string, Set<string>>();
 
   constructor(private readonly opts: LocalSystemOptions) {
     const now = opts.now ?? Date.now;
     this.timers = new TimerScheduler(opts.store, now, (inputs) => this.routeDelivered(inputs));
+    const review = opts.reviewReport;
     const deps = sliceDeps(
-      opts,
+      review ? { ...opts, reviewReport: (thread, report, ctx) => this.tracked(review, thread, report, ctx) } : opts,
       this.events,
       (input) => this.deliver(input),
       (dueAt) => this.timers.arm(dueAt),
@@ -193,6 +200,7 @@ export class LocalSystem {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.checkIdle();
     this.timers.stop();
     this.closing.abort();
     for (const d of this.drivers.values()) d.abort?.abort();
@@ -209,7 +217,48 @@ export class LocalSystem {
       if (!this.closed) await this.send(input);
     } finally {
       if (input.body.kind === 'tool_result') this.settled(input.threadId, input.body.toolUseId);
+      // Routed by now (or a duplicate, or the system closed): nothing more is on its way.
+      if (input.body.kind === 'report') this.reportArrived(input.threadId, input.body.childThreadId);
     }
+  }
+
+  /**
+   * Runs a review, noting that a report to the child's parent is on its way until the report is
+   * routed (or the review fails), so the parent can take it together with the others (below).
+   */
+  private async tracked(review: ReportReviewer, thread: ThreadRecord, report: string, ctx: { signal: AbortSignal }) {
+    const parentId = thread.parentId;
+    if (parentId === null) return review(thread, report, ctx);
+    const children = this.reportsUnderReview.get(parentId) ?? new Set<string>();
+    this.reportsUnderReview.set(parentId, children.add(thread.id));
+    try {
+      return await review(thread, report, ctx);
+    } catch (err) {
+      this.reportArrived(parentId, thread.id);
+      throw err;
+    }
+  }
+
+  private reportArrived(parentId: string, childId: string): void {
+    const children = this.reportsUnderReview.get(parentId);
+    if (!children?.delete(childId)) return;
+    if (children.size === 0) this.reportsUnderReview.delete(parentId);
+    this.checkIdle();
+  }
+
+  /**
+   * Children that finish together (a fan-out) report within moments of each other, but each
+   * review (diff, merge) takes a while. A parent woken by a report while its other children's
+   * reports are still under review waits for them, so it reads them in one completion instead of
+   * paying for one completion per report. User text does not wait.
+   */
+  private async gatherReports(threadId: string, d: Driver): Promise<void> {
+    const waiting = () =>
+      !this.closed &&
+      (this.reportsUnderReview.get(threadId)?.size ?? 0) > 0 &&
+      d.queue.some((i) => i.body.kind === 'report') &&
+      !d.queue.some((i) => i.body.kind === 'user_text');
+    if (waiting()) await this.waitUntil(() => !waiting());
   }
 
   /** Inputs the store already made durable (fired timers). */
@@ -229,6 +278,7 @@ export class LocalSystem {
     if (existing) {
       if (input) existing.queue.push(input);
       else existing.kick = true;
+      if (input?.body.kind === 'user_text') this.checkIdle();
       // New user text takes over from a completion that is still streaming.
       if (input?.body.kind === 'user_text') existing.abort?.abort();
       return;
@@ -241,6 +291,7 @@ export class LocalSystem {
   private async drive(threadId: string, d: Driver): Promise<void> {
     try {
       while (d.queue.length > 0 || d.kick) {
+        await this.gatherReports(threadId, d);
         const batch = d.queue;
         d.queue = [];
         d.kick = false;
