@@ -94,7 +94,7 @@ describe('what --yes applies', () => {
     expectEveryStepRan();
 
     const result = events(r.stdout).at(-1)!;
-    expect(result).toMatchObject({ type: 'result', status: 'success', exit_code: 0, diff_applied: true, conflicts: [], answer: 'All done.' });
+    expect(result).toMatchObject({ type: 'result', status: 'success', exit_code: 0, diff_applied: true, conflicts: [], result: 'All done.' });
     expect([...(result.files_changed as string[])].sort()).toEqual(['.gitignore', 'a.txt']);
     const leftOut = result.left_out as Array<{ path: string; rule: string; reason: string; size?: number; target?: string }>;
     expect(leftOut.map((l) => l.path).sort()).toEqual(Object.keys(EXPECTED_LEFT_OUT).sort());
@@ -119,7 +119,7 @@ describe('what --yes applies', () => {
 
     const again = await runCli(['-c', '-p', 'Anything else?', '--output-format', 'json'], { cwd: repo, env: env(), home });
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ session_id: result.session_id, status: 'success', answer: 'All done.' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ session_id: result.session_id, status: 'success', result: 'All done.' });
   });
 });
 

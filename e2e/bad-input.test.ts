@@ -223,7 +223,7 @@ describe('output readers that go away', () => {
     });
     const left = await untilGone(() => survivors(mark));
     killAll(left);
-    expect(JSON.parse(r.stdout)).toMatchObject({ type: 'init' });
+    expect(JSON.parse(r.stdout)).toMatchObject({ type: 'system', subtype: 'init' });
     expect(r.stderr).not.toMatch(STACK_TRACE);
     expect(r.stderr).not.toMatch(/EPIPE/);
     expect(left).toEqual([]);

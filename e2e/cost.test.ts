@@ -41,7 +41,7 @@ const env = () => ({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url 
 interface Result {
   type: string;
   status: string;
-  turns: number;
+  num_turns: number;
   usage: Required<FakeUsage>;
   total_cost_usd: number | null;
 }
@@ -69,7 +69,7 @@ describe('usage and cost in the headless result', () => {
     const result = await runJson('claude-haiku-4-5');
     const requests = api.requests.slice(before);
     expect(requests.map((r) => r.body.model)).toEqual(Array(4).fill('claude-haiku-4-5'));
-    expect(result).toMatchObject({ type: 'result', status: 'success', turns: 4 });
+    expect(result).toMatchObject({ type: 'result', status: 'success', num_turns: 4 });
     const usage = sum(ROOT_FIRST, ROOT_LATER, ROOT_LATER, CHILD);
     expect(result.usage).toEqual(usage);
     // Haiku 4.5 per million tokens: $1 in, $5 out, $1.25 cache write, $0.10 cache read.

@@ -26,14 +26,27 @@ describe('headless runs of the built CLI', () => {
     expect(readFileSync(join(repo, 'greet.js'), 'utf8')).toContain('return `Hello, ${name}!`;');
     expect(readFileSync(join(repo, 'farewell.js'), 'utf8')).toContain('Goodbye');
     const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
-    expect(lines[0]).toMatchObject({ type: 'init' });
+    expect(lines[0]).toMatchObject({ type: 'system', subtype: 'init' });
     const result = lines.at(-1)!;
     expect(result).toMatchObject({ type: 'result', status: 'success', exit_code: 0, diff_applied: true });
     expect([...(result.files_changed as string[])].sort()).toEqual(['farewell.js', 'greet.js']);
     // The children really overlapped: the second was spawned before the first closed.
-    const kinds = lines.map((l) => `${l.type}`);
+    const kinds = lines.map((l) => `${l.type}-${String(l.subtype)}`);
     expect(kinds.indexOf('thread-closed')).toBeGreaterThan(kinds.lastIndexOf('thread-spawned'));
-    expect(lines.filter((l) => l.type === 'event-injected' && l.source === 'report')).toHaveLength(2);
+    expect(kinds.lastIndexOf('thread-spawned')).toBeGreaterThan(0);
+    expect(lines.filter((l) => l.type === 'event' && l.subtype === 'report')).toHaveLength(2);
+    // Claude Code's shapes: the tools in init, replies as Messages API content, results as user
+    // messages, and a child's messages tied to the spawn_thread call that started it.
+    expect(lines[0]!.tools).toEqual(expect.arrayContaining(['spawn_thread', 'read_file', 'edit_file', 'execute_command']));
+    type Msg = { message: { content: Array<{ type: string; id?: string; name?: string; tool_use_id?: string }> }; thread_id: string; parent_tool_use_id: string | null };
+    const assistant = lines.filter((l) => l.type === 'assistant') as unknown as Msg[];
+    const spawns = assistant.flatMap((l) => l.message.content.filter((b) => b.type === 'tool_use' && b.name === 'spawn_thread').map((b) => b.id));
+    expect(spawns).toHaveLength(2);
+    const childReplies = assistant.filter((l) => l.parent_tool_use_id !== null);
+    expect(new Set(childReplies.map((l) => l.parent_tool_use_id))).toEqual(new Set(spawns));
+    const results = (lines.filter((l) => l.type === 'user') as unknown as Msg[]).flatMap((l) => l.message.content.map((b) => b.tool_use_id));
+    const unanswered = assistant.flatMap((l) => l.message.content.filter((b) => b.type === 'tool_use' && !results.includes(b.id)).map((b) => `${b.name} in ${l.thread_id}`));
+    expect(unanswered).toEqual([]);
   });
 
   it('without --yes: exit 4, the working tree untouched, the patch saved and named', async () => {
@@ -54,10 +67,10 @@ describe('headless runs of the built CLI', () => {
     const repo = gitRepo(DEMO_FILES, config);
     const r = await runCli(['-p', DEMO_TASK, '--output-format', 'json', '--yes'], { cwd: repo, env: env() });
     expect(r.code, r.stderr).toBe(0);
-    const result = JSON.parse(r.stdout) as { type: string; answer: string; turns: number };
+    const result = JSON.parse(r.stdout) as { type: string; result: string; num_turns: number };
     expect(result.type).toBe('result');
-    expect(result.answer).toMatch(/^Done\./);
-    expect(result.turns).toBeGreaterThan(5);
+    expect(result.result).toMatch(/^Done\./);
+    expect(result.num_turns).toBeGreaterThan(5);
   });
 });
 
@@ -117,9 +130,9 @@ describe('headless error paths', () => {
       expect(firstResult.status).toBe('interrupted');
       const second = await runCli(['-c', '-p', 'please continue', '--output-format', 'json'], { cwd: repo, env: e });
       expect(second.code, second.stderr).toBe(0);
-      const secondResult = JSON.parse(second.stdout) as { session_id: string; answer: string };
+      const secondResult = JSON.parse(second.stdout) as { session_id: string; result: string };
       expect(secondResult.session_id).toBe(firstResult.session_id);
-      expect(secondResult.answer).toBe('Resumed and finished.');
+      expect(secondResult.result).toBe('Resumed and finished.');
     } finally {
       await slow.close();
     }

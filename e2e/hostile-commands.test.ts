@@ -148,7 +148,7 @@ describe('hostile commands', () => {
     expect(r.stderr).not.toMatch(STACK_TRACE);
     // Without --yes the sandbox's changes (if any) are saved as a patch, never applied.
     expect([0, 4], r.stderr).toContain(r.code);
-    expect(lines.at(-1)).toMatchObject({ type: 'result', answer: 'Done.', diff_applied: false });
+    expect(lines.at(-1)).toMatchObject({ type: 'result', result: 'Done.', diff_applied: false });
 
     // Soft: one run checks several guarantees; a failure names each one broken.
     expect.soft(observed.daemonsResult).toMatch(/daemons-started\n\[exit code: 0\]/);
@@ -217,7 +217,7 @@ describe('hostile commands', () => {
     ]);
     expect(results[0]).toMatch(/evil\n\[exit code: 0\]|names .*the user's own repository/);
     expect(r.stderr).not.toMatch(STACK_TRACE);
-    expect(result, r.stderr).toMatchObject({ type: 'result', answer: 'Done.', diff_applied: false });
+    expect(result, r.stderr).toMatchObject({ type: 'result', result: 'Done.', diff_applied: false });
     expect([0, 4]).toContain(r.code);
     expect(treeFingerprint(repo)).toEqual(before);
     expect(left).toEqual([]);

@@ -212,7 +212,7 @@ describe('hostile model output', () => {
     expect(r.stderr).not.toMatch(STACK_TRACE);
     expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const result = events(r.stdout).at(-1)!;
-    expect(result).toMatchObject({ type: 'result', status: 'success', answer: 'All done.', files_changed: ['a.txt'] });
+    expect(result).toMatchObject({ type: 'result', status: 'success', result: 'All done.', files_changed: ['a.txt'] });
 
     // The last request holds the root's whole history: well formed, and every step answered.
     const messages = api.requests.at(-1)!.body.messages as Msg[];

@@ -112,9 +112,9 @@ describe('load', () => {
     expect(r.stderr).not.toMatch(STACK_TRACE);
     expect(r.code, r.stderr.slice(-2000) || JSON.stringify(result)).toBe(0);
     expect(stats.peakWaiting, 'children live at once').toBe(N);
-    expect(result).toMatchObject({ type: 'result', status: 'success', answer: `All ${N} children reported.`, diff_applied: true });
-    expect(lines.filter((l) => l.type === 'thread-spawned' && l.kind === 'child')).toHaveLength(N);
-    expect(lines.filter((l) => l.type === 'event-injected' && l.source === 'report')).toHaveLength(N);
+    expect(result).toMatchObject({ type: 'result', status: 'success', result: `All ${N} children reported.`, diff_applied: true });
+    expect(lines.filter((l) => l.type === 'thread' && l.subtype === 'spawned' && l.kind === 'child')).toHaveLength(N);
+    expect(lines.filter((l) => l.type === 'event' && l.subtype === 'report')).toHaveLength(N);
     for (let i = 0; i < N; i++) expect(readFileSync(join(repo, `load/c${i}.txt`), 'utf8'), `load/c${i}.txt`).toBe(`value ${i + 1}\n`);
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThan(RSS_LIMIT_MB);

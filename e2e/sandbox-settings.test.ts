@@ -101,9 +101,9 @@ describe('sandbox settings of a headless run', () => {
     const left = await untilGone(() => survivors(mark));
     leftovers.push(...left);
     expect(r.code, r.stderr).toBe(0);
-    const final = events(r.stdout).find((e) => e.type === 'event-injected' && JSON.stringify(e.content).includes('time limit'));
+    const final = events(r.stdout).find((e) => e.type === 'event' && JSON.stringify(e.content).includes('time limit'));
     expect(JSON.stringify(final?.content)).toMatch(/\[stopped after 1\.5 s, at the time limit for a command\. .*\\"commandTimeoutMs\\"/);
-    expect(events(r.stdout).at(-1)).toMatchObject({ type: 'result', status: 'success', answer: 'Done.' });
+    expect(events(r.stdout).at(-1)).toMatchObject({ type: 'result', status: 'success', result: 'Done.' });
     expect(left, 'processes that outlived the run').toEqual([]);
   });
 
@@ -137,7 +137,7 @@ describe('sandbox settings of a headless run', () => {
 
     const resumed = await run(['-c', '-p', 'please finish', '--yes', '--output-format', 'json'], { cwd: repo, home, env });
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'success', answer: 'Finished.', diff_applied: true });
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'success', result: 'Finished.', diff_applied: true });
     expect(readFileSync(join(repo, 'made.txt'), 'utf8')).toBe('made before the deadline\n');
   });
 
@@ -154,9 +154,9 @@ describe('sandbox settings of a headless run', () => {
       expect(result).toMatchObject({ status: 'unapplied', files_changed: ['ran.txt'] });
       return;
     }
-    expect(lines[0]).toMatchObject({ type: 'init', contained: false });
+    expect(lines[0]).toMatchObject({ type: 'system', subtype: 'init', contained: false });
     expect(r.code, r.stderr).toBe(0);
-    expect(result).toMatchObject({ status: 'success', answer: 'Done.', files_changed: [] });
+    expect(result).toMatchObject({ status: 'success', result: 'Done.', files_changed: [] });
     expect(bodies(api)).toContain('commands cannot run here');
     expect(bodies(api)).toContain('--unsandboxed');
     expect(bodies(api)).not.toContain('[exit code');

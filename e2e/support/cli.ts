@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FakeBrain, FakeReply } from '@infinity-code/runtime/testing';
 import type { ScriptedReply } from '@infinity-code/runtime';
+import { invalidStreamJsonLines } from './stream-json-schema.js';
 
 export const BIN = fileURLToPath(new URL('../../packages/cli/dist/main.js', import.meta.url));
 
@@ -48,8 +49,13 @@ export function startCli(args: string[], opts: StartOptions): Started {
     opts.onStdout?.(stdout);
   });
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<CliRun>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  const streamJson = args.includes('stream-json');
+  const done = new Promise<CliRun>((resolve, reject) =>
+    child.on('close', (code, signal) => {
+      const bad = streamJson ? invalidStreamJsonLines(stdout) : [];
+      if (bad.length > 0) reject(new Error(`stream-json lines that do not match docs/stream-json.schema.json:\n${bad.join('\n')}`));
+      else resolve({ code, signal, stdout, stderr });
+    }),
   );
   return { pid: child.pid!, done, kill: (s) => child.kill(s) };
 }

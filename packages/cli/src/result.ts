@@ -5,14 +5,24 @@ import type { Pricing } from './pricing.js';
 
 export type RunStatus = 'success' | 'failed' | 'config_error' | 'unapplied' | 'limit' | 'interrupted';
 
-/** The last object of `--output-format json|stream-json`: what a script needs to know. */
+/**
+ * The last object of `--output-format json|stream-json`: what a script needs to know. Its first
+ * fields are Claude Code's result message (subtype, is_error, duration_ms, num_turns, result,
+ * session_id, total_cost_usd, usage); the rest are ours.
+ */
 export interface RunResult {
   type: 'result';
+  subtype: 'success' | 'error_max_turns' | 'error_during_execution';
+  is_error: boolean;
+  duration_ms: number;
+  /** Model completions, every thread's. */
+  num_turns: number;
+  /** The root thread's final answer. */
+  result: string;
   status: RunStatus;
   exit_code: ExitCode;
   session_id: string;
   model: string;
-  turns: number;
   usage: Usage;
   /** This run's completions, each priced with its model; null when one of them has no price. */
   total_cost_usd: number | null;
@@ -29,7 +39,6 @@ export interface RunResult {
   /** Changes children made but never reported (so never merged): listed, not dropped. */
   unreported: Array<{ thread_id: string; files: string[] }>;
   errors: Array<{ kind: string; message: string }>;
-  answer: string;
 }
 
 export interface LeftOutFile {
@@ -63,15 +72,33 @@ export function decide(tally: RunTally, o: Outcome): { status: RunStatus; code: 
   return { status: 'success', code: EXIT.ok };
 }
 
-export function buildResult(sessionId: string, model: string, tally: RunTally, o: Outcome, pricing: Pricing): RunResult {
+/**
+ * Claude Code's subtype for a status: a budget is its max-turns error; changes left for the user
+ * to apply are a success of the run (the exit code, 4, still says so).
+ */
+const SUBTYPE: Record<RunStatus, RunResult['subtype']> = {
+  success: 'success',
+  unapplied: 'success',
+  limit: 'error_max_turns',
+  failed: 'error_during_execution',
+  config_error: 'error_during_execution',
+  interrupted: 'error_during_execution',
+};
+
+export function buildResult(sessionId: string, model: string, tally: RunTally, o: Outcome, pricing: Pricing, durationMs: number): RunResult {
   const { status, code } = decide(tally, o);
+  const subtype = SUBTYPE[status];
   return {
     type: 'result',
+    subtype,
+    is_error: subtype !== 'success',
+    duration_ms: Math.round(durationMs),
+    num_turns: tally.completions,
+    result: tally.answer,
     status,
     exit_code: code,
     session_id: sessionId,
     model,
-    turns: tally.completions,
     usage: tally.usage,
     total_cost_usd: totalCost(tally, pricing),
     files_changed: o.filesChanged,
@@ -81,7 +108,6 @@ export function buildResult(sessionId: string, model: string, tally: RunTally, o
     left_out: o.leftOut,
     unreported: o.unreported.map((u) => ({ thread_id: u.threadId, files: u.files })),
     errors: tally.errors,
-    answer: tally.answer,
   };
 }
 

@@ -13,6 +13,7 @@ import { buildResult, type Outcome } from './result.js';
 import { autoAcceptReviewer } from './review.js';
 import { maxDiffFileBytes, type NetworkSetting } from './sandbox-config.js';
 import { SessionRegistry } from './sessions.js';
+import { StreamJsonWriter, type ChangesInfo } from './stream-json.js';
 
 export type OutputFormat = 'text' | 'json' | 'stream-json';
 
@@ -49,6 +50,7 @@ export function anthropicFromEnv(env: NodeJS.ProcessEnv): ModelProvider {
  * otherwise it is saved as a patch and the exit code is 4.
  */
 export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
+  const started = performance.now();
   const root = requireGitRoot(o.cwd);
   const config = loadConfig({ env: o.env, projectRoot: root });
   const retry = retryFromEnv(o.env);
@@ -90,15 +92,20 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   const tally = newTally();
   const print = o.outputFormat === 'text' ? textPrinter(o.writers, session.id) : undefined;
   const line = (obj: unknown) => o.writers.out(`${JSON.stringify(obj)}\n`);
+  const stream = o.outputFormat === 'stream-json' ? new StreamJsonWriter(line, session.id) : undefined;
   agent.system.subscribe((e: RuntimeEvent) => {
     tallyEvent(tally, e, session.id);
     print?.(e);
-    if (o.outputFormat === 'stream-json') line(e);
+    stream?.event(e);
   });
-  if (o.outputFormat === 'stream-json') {
-    const contained = await agent.commandsContained();
-    line({ type: 'init', session_id: session.id, model, cwd: root, sandbox: agent.backend, contained });
-  }
+  stream?.init({
+    model,
+    cwd: root,
+    tools: agent.system.toolNames,
+    permissionMode: o.yes ? 'acceptEdits' : 'default',
+    sandbox: agent.backend,
+    contained: await agent.commandsContained(),
+  });
   // Ctrl+C and the deadline stop the run the same way; only the result tells them apart.
   const stop = deadline ? AbortSignal.any([o.signal, deadline.signal]) : o.signal;
   const onAbort = () => agent.system.interruptAll();
@@ -133,9 +140,12 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
       outcome.unreported.length === 0 && (outcome.applied || outcome.filesChanged.length === 0);
     await agent.close({ keep: !settled });
   }
-  const result = buildResult(session.id, model, tally, outcome, pricingOf(config));
+  const result = buildResult(session.id, model, tally, outcome, pricingOf(config), performance.now() - started);
   if (o.outputFormat === 'text') report(o.writers, outcome);
-  else line(result);
+  else if (stream) {
+    stream.changes(changesOf(outcome));
+    stream.result(result);
+  } else line(result);
   return result.exit_code;
 }
 
@@ -177,6 +187,11 @@ async function finish(
   writeFileSync(file, diff.patchBytes);
   outcome.patchFile = relative(o.cwd, file) || file;
   return outcome;
+}
+
+function changesOf(o: Outcome): ChangesInfo {
+  const subtype = o.applied ? 'applied' : o.patchFile !== null ? 'saved' : 'none';
+  return { subtype, files: o.filesChanged, conflicts: o.conflicts, patch_file: o.patchFile };
 }
 
 const REFUSED_NOTICE =

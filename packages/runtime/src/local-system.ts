@@ -198,6 +198,11 @@ export class LocalSystem {
     return this.awaitingResult.size;
   }
 
+  /** The names of the tools every thread is offered, in the order the model sees them. */
+  get toolNames(): string[] {
+    return this.deps.tools.definitions().map((d) => d.name);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.checkIdle();
@@ -252,13 +257,13 @@ export class LocalSystem {
    * reports are still under review waits for them, so it reads them in one completion instead of
    * paying for one completion per report. User text does not wait.
    */
-  private async gatherReports(threadId: string, d: Driver): Promise<void> {
-    const waiting = () =>
+  private gatheringReports(threadId: string, d: Driver): boolean {
+    return (
       !this.closed &&
       (this.reportsUnderReview.get(threadId)?.size ?? 0) > 0 &&
       d.queue.some((i) => i.body.kind === 'report') &&
-      !d.queue.some((i) => i.body.kind === 'user_text');
-    if (waiting()) await this.waitUntil(() => !waiting());
+      !d.queue.some((i) => i.body.kind === 'user_text')
+    );
   }
 
   /** Inputs the store already made durable (fired timers). */
@@ -291,7 +296,9 @@ export class LocalSystem {
   private async drive(threadId: string, d: Driver): Promise<void> {
     try {
       while (d.queue.length > 0 || d.kick) {
-        await this.gatherReports(threadId, d);
+        // Only when there is something to wait for: awaiting otherwise would still cost a turn of
+        // the event loop, and observers would see the child's close before its report.
+        if (this.gatheringReports(threadId, d)) await this.waitUntil(() => !this.gatheringReports(threadId, d));
         const batch = d.queue;
         d.queue = [];
         d.kick = false;

@@ -1,7 +1,7 @@
 import { derivedId } from './ids.js';
 import type { EventInput, InputMessage } from './input.js';
 import { isDeferrable } from './input.js';
-import type { HistoryMessage, ResultContent, ToolUseBlock } from './messages.js';
+import type { HistoryMessage, ResultContent, ToolResultBlock, ToolUseBlock } from './messages.js';
 import { text } from './messages.js';
 import { toolResultMessage, userTextMessage } from './history.js';
 import { answer, isComplete, resultBlock, resultsMessage, unanswered, unansweredCall } from './batch.js';
@@ -49,7 +49,8 @@ export class Preparer {
   readonly consumed: string[] = [];
   readonly accepted: InputMessage[] = [];
   readonly dropped: Array<{ input: InputMessage; reason: DropReason }> = [];
-  readonly interrupted: Array<{ call: PendingCall; reason: 'user' | 'input' }> = [];
+  /** Calls ended by new input, with the result the model will read for each. */
+  readonly interrupted: Array<{ call: PendingCall; reason: 'user' | 'input'; result: ToolResultBlock }> = [];
   readonly deferred: InputMessage[] = [];
   readonly threaded: Array<{ input: InputMessage; event: EventInput; sub: Subscription }> = [];
   readonly injected: Injected[] = [];
@@ -201,7 +202,7 @@ export class Preparer {
         ? resultBlock(call.id, [text(WOKEN_BY_INPUT)], false)
         : resultBlock(call.id, [text(INTERRUPTED_BY_USER)], true);
       this.batch = answer(this.batch, call.id, result);
-      if (!call.inherited) this.interrupted.push({ call, reason: cause });
+      if (!call.inherited) this.interrupted.push({ call, reason: cause, result });
     }
     this.closeBatchIfComplete();
   }

@@ -291,12 +291,14 @@ function announce(deps: SliceDeps, thread: LoadedThread, prep: Preparer): void {
     }
   }
   for (const inj of prep.injected) bus.emit({ type: 'event-injected', threadId, ...inj });
-  for (const { call, reason } of prep.interrupted) {
+  for (const { call, reason, result } of prep.interrupted) {
     const tool = deps.tools.get(call.name);
     if (tool?.kind === 'async') {
       tool.cancel?.({ threadId, threadStack: thread.record.stack, call, thread: thread.record });
     }
     bus.emit({ type: 'tool-interrupted', threadId, callId: call.id, reason });
+    // The call has its (synthetic) result now: observers that pair calls with results see it.
+    bus.emit({ type: 'tool-result', threadId, toolUseId: call.id, content: result.content, isError: result.is_error === true });
   }
 }
 

@@ -1,0 +1,178 @@
+import type { ContentBlock, RuntimeEvent, Usage } from '@infinity-code/runtime';
+import { ZERO_USAGE } from '@infinity-code/runtime';
+import type { RunResult } from './result.js';
+
+/**
+ * `--output-format stream-json`: one JSON object per line, in the message shapes of Claude Code's
+ * stream-json so that tools already reading it work unchanged: `system`/`init` first, then
+ * `assistant` messages (one per model reply, Messages API content) and `user` messages (tool
+ * results), and `result` last. What Claude Code has no shape for comes as further types (`thread`,
+ * `event`, `retry`, `error`, `changes`), each with the `thread_id` it concerns. Every line carries
+ * `session_id`; a child thread's messages carry `parent_tool_use_id`, the `spawn_thread` call that
+ * started it (as Claude Code does for subagents). The schema is docs/stream-json.schema.json.
+ */
+export interface InitInfo {
+  model: string;
+  cwd: string;
+  tools: string[];
+  /** `acceptEdits` with --yes (every diff accepted inside the sandbox), `default` otherwise. */
+  permissionMode: 'acceptEdits' | 'default';
+  sandbox: string;
+  contained: boolean;
+}
+
+export interface ChangesInfo {
+  subtype: 'applied' | 'saved' | 'none';
+  files: string[];
+  conflicts: string[];
+  patch_file: string | null;
+}
+
+interface Reply {
+  text: string;
+  toolUses: ContentBlock[];
+  usage: Usage;
+  model: string;
+  finished: boolean;
+}
+
+/** Turns the runtime's event stream into stream-json lines, written through `line`. */
+export class StreamJsonWriter {
+  private readonly replies = new Map<string, Reply>();
+  /** Child thread → the spawn call that started it. */
+  private readonly spawnedBy = new Map<string, string>();
+  private messages = 0;
+
+  constructor(
+    private readonly line: (obj: object) => void,
+    private readonly sessionId: string,
+  ) {}
+
+  init(info: InitInfo): void {
+    this.line({
+      type: 'system',
+      subtype: 'init',
+      session_id: this.sessionId,
+      thread_id: this.sessionId,
+      model: info.model,
+      cwd: info.cwd,
+      tools: info.tools,
+      mcp_servers: [],
+      permissionMode: info.permissionMode,
+      sandbox: info.sandbox,
+      contained: info.contained,
+    });
+  }
+
+  event(e: RuntimeEvent): void {
+    switch (e.type) {
+      case 'completion-started':
+        this.replies.set(e.threadId, { text: '', toolUses: [], usage: ZERO_USAGE, model: e.model, finished: false });
+        return;
+      case 'completion-retry': {
+        // What the failed attempt streamed is discarded, as the runtime discards it.
+        const r = this.replies.get(e.threadId);
+        if (r) r.text = '';
+        this.line({ type: 'retry', session_id: this.sessionId, thread_id: e.threadId, attempt: e.attempt, delay_ms: e.delayMs, kind: e.kind, message: e.message });
+        return;
+      }
+      case 'text-delta': {
+        const r = this.replies.get(e.threadId);
+        if (r) r.text += e.text;
+        return;
+      }
+      case 'completion-finished': {
+        const r = this.replies.get(e.threadId);
+        if (r) Object.assign(r, { usage: e.usage, finished: true });
+        return;
+      }
+      case 'tool-call': {
+        const r = this.replies.get(e.threadId);
+        r?.toolUses.push({ type: 'tool_use', id: e.call.id, name: e.call.name, input: e.call.input });
+        return;
+      }
+      case 'turn-committed':
+      case 'slice-finished':
+        this.flushReply(e.threadId);
+        return;
+      case 'tool-result':
+        this.line({
+          type: 'user',
+          message: {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: e.toolUseId, content: e.content, is_error: e.isError }],
+          },
+          ...this.origin(e.threadId),
+        });
+        return;
+      case 'event-injected':
+        this.line({
+          type: 'event',
+          subtype: e.source,
+          ...this.origin(e.threadId),
+          tool_use_id: e.originalCallId,
+          content: e.content,
+          ...(e.childThreadId !== undefined ? { child_thread_id: e.childThreadId } : {}),
+          ...(e.final ? { final: true } : {}),
+        });
+        return;
+      case 'thread-spawned':
+        if (e.kind === 'compaction') return;
+        this.spawnedBy.set(e.childId, e.spawnCallId);
+        this.line({
+          type: 'thread',
+          subtype: 'spawned',
+          session_id: this.sessionId,
+          thread_id: e.childId,
+          parent_thread_id: e.threadId,
+          kind: e.kind,
+          parent_tool_use_id: e.spawnCallId,
+        });
+        return;
+      case 'thread-closed':
+        this.line({ type: 'thread', subtype: 'closed', session_id: this.sessionId, thread_id: e.threadId });
+        return;
+      case 'error':
+        this.line({ type: 'error', session_id: this.sessionId, thread_id: e.threadId, kind: e.kind, message: e.message });
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** What reached the working tree (or the saved patch), just before the result. */
+  changes(c: ChangesInfo): void {
+    this.line({ type: 'changes', session_id: this.sessionId, thread_id: this.sessionId, ...c });
+  }
+
+  result(r: RunResult): void {
+    this.line(r);
+  }
+
+  /** One `assistant` line per committed reply: its text, then its tool calls. */
+  private flushReply(threadId: string): void {
+    const r = this.replies.get(threadId);
+    if (!r?.finished) return;
+    this.replies.delete(threadId);
+    const content: ContentBlock[] = [...(r.text !== '' ? [{ type: 'text' as const, text: r.text }] : []), ...r.toolUses];
+    if (content.length === 0) return;
+    this.line({
+      type: 'assistant',
+      message: {
+        id: `msg_${this.sessionId}_${++this.messages}`,
+        type: 'message',
+        role: 'assistant',
+        model: r.model,
+        content,
+        stop_reason: r.toolUses.length > 0 ? 'tool_use' : 'end_turn',
+        stop_sequence: null,
+        usage: r.usage,
+      },
+      ...this.origin(threadId),
+    });
+  }
+
+  private origin(threadId: string): { parent_tool_use_id: string | null; session_id: string; thread_id: string } {
+    return { parent_tool_use_id: this.spawnedBy.get(threadId) ?? null, session_id: this.sessionId, thread_id: threadId };
+  }
+}
