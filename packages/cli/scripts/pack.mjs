@@ -61,17 +61,20 @@ function packageOf(file) {
 
 /** The licence texts of the bundled third-party packages, one after another. */
 function thirdPartyNotices(metafile) {
-  const dirs = new Map();
+  // By name and version: a package may be bundled in more than one version.
+  const packages = new Map();
   for (const input of Object.keys(metafile.inputs)) {
     const pkg = packageOf(input);
-    if (pkg !== undefined) dirs.set(pkg.name, path.resolve(cliRoot, pkg.dir));
-  }
-  const sections = [...dirs].sort(([a], [b]) => a.localeCompare(b)).map(([name, dir]) => {
+    if (pkg === undefined) continue;
+    const dir = path.resolve(cliRoot, pkg.dir);
     const { version, license } = readJson(path.join(dir, 'package.json'));
+    packages.set(`${pkg.name}@${version}`, { dir, license });
+  }
+  const sections = [...packages].sort(([a], [b]) => a.localeCompare(b)).map(([id, { dir, license }]) => {
     const files = readdirSync(dir).filter((f) => /^(licen[cs]e|copying|notice)/i.test(f)).sort();
     const texts = files.map((f) => readFileSync(path.join(dir, f), 'utf8').trim());
     const body = texts.length > 0 ? texts.join('\n\n') : `(no licence file in the package; its package.json says: ${license ?? 'nothing'})`;
-    return `${name}@${version} (${license ?? 'no licence field'})\n\n${body}\n`;
+    return `${id} (${license ?? 'no licence field'})\n\n${body}\n`;
   });
   return `infinity-code bundles the following packages (dist/cli.bundle.js, dist/bundle/).\n\n${sections.join(`\n${'-'.repeat(78)}\n\n`)}`;
 }
