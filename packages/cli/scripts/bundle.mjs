@@ -7,13 +7,11 @@
 // stay lazy. dist/main.js picks the bundle when it is at least as new as the TypeScript build.
 //
 // Left out of the bundle and resolved from node_modules as before:
-// - the workspace packages (@infinity-code/*): loaded after the first frame; in the workspace they
-//   resolve to their own dist/, which `tsc -b` keeps fresh on its own. The published package
-//   (scripts/pack.mjs, `inlineWorkspace`) bundles them in, since it has no workspace to resolve
-//   them from;
-// - better-sqlite3 and @vscode/ripgrep: they locate files relative to their own modules (the
-//   native binding, the ripgrep binary), which a bundle would break; the published package
-//   lists them as dependencies;
+// - the workspace packages (@infinity-code/*): loaded after the first frame. The published package
+//   (scripts/pack.mjs, `inlineWorkspace`) bundles them in, having no workspace to resolve them from;
+// - better-sqlite3 and @vscode/ripgrep, which the workspace packages use: they locate files
+//   relative to their own modules (the native binding, the ripgrep binary), which a bundle would
+//   break; the published package lists them as dependencies;
 // - react-devtools-core: Ink's optional devtools (DEV=true), not installed.
 import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
