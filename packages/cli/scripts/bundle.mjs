@@ -7,14 +7,15 @@
 // stay lazy. dist/main.js picks the bundle when it is at least as new as the TypeScript build.
 //
 // Left out of the bundle and resolved from node_modules as before:
-// - the workspace packages (@infinity-code/*): loaded after the first frame, and their
-//   dependencies locate files relative to their own modules (better-sqlite3's native binding,
-//   @vscode/ripgrep's binary), which a bundle would break; those two are listed as well, in
-//   case the CLI ever imports them itself;
+// - the workspace packages (@infinity-code/*): loaded after the first frame. The published package
+//   (scripts/pack.mjs, `inlineWorkspace`) bundles them in, having no workspace to resolve them from;
+// - better-sqlite3 and @vscode/ripgrep, which the workspace packages use: they locate files
+//   relative to their own modules (the native binding, the ripgrep binary), which a bundle would
+//   break; the published package lists them as dependencies;
 // - react-devtools-core: Ink's optional devtools (DEV=true), not installed.
 import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -35,32 +36,51 @@ const reactProduction = {
   },
 };
 
-rmSync(`${dist}/bundle`, { recursive: true, force: true });
-rmSync(`${dist}/cli.bundle.js`, { force: true });
-rmSync(`${dist}/cli.bundle.js.map`, { force: true });
+/** What no bundle may contain (see the top of this file). */
+export const UNBUNDLED = ['better-sqlite3', '@vscode/ripgrep', 'react-devtools-core'];
 
-const result = await esbuild.build({
-  absWorkingDir: root,
-  entryPoints: ['dist/cli.js'],
-  outdir: 'dist',
-  entryNames: '[name].bundle',
-  chunkNames: 'bundle/[name]-[hash]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  external: ['@infinity-code/*', 'better-sqlite3', '@vscode/ripgrep', 'react-devtools-core'],
-  plugins: [reactProduction],
-  // Bundled CommonJS (React, commander, ...) requires Node's built-in modules.
-  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
-  sourcemap: 'linked',
-  sourcesContent: false,
-  metafile: true,
-  logLevel: 'warning',
-});
-// Warnings fail the build too: a require() esbuild could not resolve would fail only at run time.
-if (result.errors.length > 0 || result.warnings.length > 0) process.exit(1);
-const files = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith('.js'));
-const bytes = files.reduce((n, [, o]) => n + o.bytes, 0);
-console.log(`bundle: ${files.length} files, ${(bytes / 1024).toFixed(0)} KiB in dist/cli.bundle.js and dist/bundle/`);
+/**
+ * Bundles tsc's output (dist/cli.js) into `outdir`/cli.bundle.js and `outdir`/bundle/, replacing
+ * what a previous run wrote there. Returns esbuild's metafile (the inputs and outputs).
+ */
+export async function bundleCli({ outdir = dist, inlineWorkspace = false, sourcemap = true } = {}) {
+  rmSync(`${outdir}/bundle`, { recursive: true, force: true });
+  rmSync(`${outdir}/cli.bundle.js`, { force: true });
+  rmSync(`${outdir}/cli.bundle.js.map`, { force: true });
+
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: ['dist/cli.js'],
+    outdir,
+    entryNames: '[name].bundle',
+    chunkNames: 'bundle/[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external: inlineWorkspace ? UNBUNDLED : ['@infinity-code/*', ...UNBUNDLED],
+    plugins: [reactProduction],
+    // Bundled CommonJS (React, commander, ...) requires Node's built-in modules.
+    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+    sourcemap: sourcemap ? 'linked' : false,
+    sourcesContent: false,
+    metafile: true,
+    logLevel: 'warning',
+  });
+  // Warnings fail the build too: a require() esbuild could not resolve would fail only at run time.
+  if (result.errors.length > 0 || result.warnings.length > 0) throw new Error('esbuild reported warnings or errors (above)');
+  return result.metafile;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  try {
+    const metafile = await bundleCli();
+    const files = Object.entries(metafile.outputs).filter(([f]) => f.endsWith('.js'));
+    const bytes = files.reduce((n, [, o]) => n + o.bytes, 0);
+    console.log(`bundle: ${files.length} files, ${(bytes / 1024).toFixed(0)} KiB in dist/cli.bundle.js and dist/bundle/`);
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  }
+}
