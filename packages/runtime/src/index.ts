@@ -57,6 +57,7 @@ export type { SystemOptions } from './system-options.js';
 export { DEFAULT_LIMITS } from './system-options.js';
 export type { Limits, ReportReviewer } from './services.js';
 export { LocalSystem, type LocalSystemOptions } from './local-system.js';
+export type { Quiescence, QuiescenceOptions } from './quiescence.js';
 export { StepSystem, type StepSystemOptions } from './step-system.js';
 export { ScriptedProvider, type Brain, type ScriptedCall, type ScriptedReply } from './scripted-provider.js';
 export { AnthropicProvider, type AnthropicProviderOptions } from './anthropic-provider.js';

@@ -4,10 +4,11 @@ import { SystemClosingError } from './errors.js';
 import { EventBus, type Observer } from './events.js';
 import type { InputMessage } from './input.js';
 import { toolResult, userText } from './input.js';
-import { text } from './messages.js';
+import { text, type HistoryMessage } from './messages.js';
+import { whenQuiescent, type Quiescence, type QuiescenceOptions } from './quiescence.js';
 import { runSlice, type SliceDeps } from './slice.js';
 import type { ReportReviewer } from './services.js';
-import type { LoadedThread, ThreadRecord } from './store.js';
+import type { LoadedThread, ThreadRecord, ThreadUsage } from './store.js';
 import { sliceDeps, type SystemOptions } from './system-options.js';
 import { ThreadCache } from './thread-cache.js';
 import { TimerScheduler } from './timer-scheduler.js';
@@ -186,6 +187,45 @@ export class LocalSystem {
   whenIdle(opts: { ignoreRunningTools?: boolean } = {}): Promise<void> {
     if (opts.ignoreRunningTools) return this.waitUntil(() => this.drivers.size === 0 && this.inflight === 0);
     return this.waitUntil(() => this.isIdle());
+  }
+
+  /**
+   * Resolves when the system can do nothing more by itself: idle (see whenIdle), with no active
+   * subscription or pending timer left that could wake a thread later. See QuiescenceOptions for
+   * giving up (`aborted`) and for a host that knows nothing can deliver input any more (`stalled`).
+   */
+  whenQuiescent(opts: QuiescenceOptions = {}): Promise<Quiescence> {
+    return whenQuiescent(
+      {
+        store: this.opts.store,
+        whenIdle: () => this.whenIdle(),
+        isIdle: () => this.isIdle(),
+        nextSlice: () =>
+          new Promise<void>((resolve) => {
+            const off = this.events.subscribe((e) => {
+              if (e.type !== 'slice-started') return;
+              off();
+              resolve();
+            });
+          }),
+      },
+      opts,
+    );
+  }
+
+  /** A thread's record (parent, stack, status, subscriptions...) without its history. */
+  threadRecord(threadId: string): Promise<ThreadRecord | undefined> {
+    return this.opts.store.threadRecord(threadId);
+  }
+
+  /** Everything the thread's model sees (inherited prefix or summary included); empty for an unknown thread. */
+  async threadHistory(threadId: string): Promise<readonly HistoryMessage[]> {
+    return (await this.opts.store.loadThread(threadId))?.history ?? [];
+  }
+
+  /** Stored usage of every thread under `rootId`, per model (see UsageStore.usageByThread). */
+  usageByThread(rootId: string): Promise<ThreadUsage[]> {
+    return this.opts.store.usageByThread(rootId);
   }
 
   /** Number of threads with a driver right now (for tests and benchmarks). */

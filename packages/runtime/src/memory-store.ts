@@ -49,6 +49,11 @@ export class MemoryStore implements RuntimeStore {
     return { record: cloneRecord(t.record), ...view };
   }
 
+  async threadRecord(threadId: string): Promise<ThreadRecord | undefined> {
+    const t = this.threads.get(threadId);
+    return t && cloneRecord(t.record);
+  }
+
   async threadExists(threadId: string): Promise<boolean> {
     return this.threads.has(threadId);
   }

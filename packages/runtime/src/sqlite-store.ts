@@ -99,6 +99,11 @@ export class SqliteStore implements RuntimeStore {
     return { record, ...buildView(this.source, threadId) };
   }
 
+  async threadRecord(threadId: string): Promise<ThreadRecord | undefined> {
+    const row = this.stmt.threadByUid.get(threadId);
+    return row && toRecord(row, this.stmt.uidById);
+  }
+
   async threadExists(threadId: string): Promise<boolean> {
     return this.lookup(threadId) !== undefined;
   }

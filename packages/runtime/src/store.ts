@@ -93,6 +93,11 @@ export interface LoadedThread {
 /** Conversation history: append-only turns per thread. */
 export interface ConversationStore {
   loadThread(threadId: string): Promise<LoadedThread | undefined>;
+  /**
+   * The thread's record alone (parent, stack, status...), without reading its messages: for
+   * hosts that need to know where a thread hangs, which loading its whole history would cost.
+   */
+  threadRecord(threadId: string): Promise<ThreadRecord | undefined>;
   threadExists(threadId: string): Promise<boolean>;
   /** Creates a root thread if it doesn't exist yet. */
   ensureRootThread(threadId: string): Promise<void>;
