@@ -34,6 +34,8 @@ export interface StartOptions {
   wrapper?: string[];
   /** A program to run instead of the workspace's build (`node main.js`), e.g. an installed `infinity-code`. */
   program?: string;
+  /** Node's own options, between `node` and `main.js` (e.g. `--import` a loader hook). */
+  nodeArgs?: string[];
 }
 
 /** Starts the built CLI with a clean environment (no real key leaks in) plus `env`. */
@@ -41,7 +43,8 @@ export function startCli(args: string[], opts: StartOptions): Started {
   // A home of its own: config and sandbox state never come from (or go to) the real one.
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: opts.home ?? tempDir(), NO_COLOR: '1', ...opts.env };
   const stdinFd = opts.stdinFile === undefined ? 'ignore' : openSync(opts.stdinFile, 'r');
-  const argv = [...(opts.wrapper ?? []), ...(opts.program === undefined ? [process.execPath, BIN] : [opts.program]), ...args];
+  const node = [process.execPath, ...(opts.nodeArgs ?? []), BIN];
+  const argv = [...(opts.wrapper ?? []), ...(opts.program === undefined ? node : [opts.program]), ...args];
   const child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, env, stdio: [stdinFd, 'pipe', 'pipe'] });
   if (typeof stdinFd === 'number') closeSync(stdinFd);
   let stdout = '';

@@ -1,57 +1,49 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  AnthropicProvider,
   LocalSystem,
   SqliteStore,
-  type Limits,
+  type HistoryMessage,
   type ModelProvider,
   type ReportReviewer,
-  type RetryPolicy,
   type RuntimeEvent,
+  type ThreadUsage,
   type Tool,
 } from '@infinity-code/runtime';
 import {
   openSession,
   SandboxError,
+  type ApplyResult,
   type BackendName,
   type BaseRefresh,
+  type Sandbox,
   type SandboxDiff,
   type SandboxSession,
 } from '@infinity-code/sandbox';
 import { codingTools, type CommandRequest, type UncontainedPolicy } from '@infinity-code/tools';
-import type { Config } from './config.js';
 import { basePrompt } from './instructions.js';
-import { containmentOf, type NetworkSetting } from './sandbox-config.js';
-import { SandboxMap } from './sandbox-map.js';
+import { containmentOf, maxDiffFileBytes } from './sandbox-config.js';
+import type { SandboxMap } from './sandbox-map.js';
+import { SessionSandboxes } from './session-sandboxes.js';
+import type { SessionSetup } from './session-setup.js';
 
+/**
+ * What differs between the front ends: how children's reports are reviewed and what happens to a
+ * command the sandbox cannot confine. Everything else comes from the SessionSetup.
+ */
 export interface AgentSessionOptions {
-  projectRoot: string;
-  config: Config;
-  provider: ModelProvider;
-  model: string;
-  /** The session's root thread. */
-  rootId: string;
   /** How children's reports are reviewed (auto-accept headless, the TUI's broker otherwise). */
-  reviewer: (sandboxes: SandboxMap) => ReportReviewer;
-  limits?: Partial<Limits>;
+  reviewer: (sandboxes: SessionSandboxes) => ReportReviewer;
   /** Extra tools (the demo's). */
   extraTools?: Tool[];
+  /** Where sandbox sessions are stored (tests); the user's state directory otherwise. */
   sandboxStateDir?: string;
   backend?: BackendName;
-  /** The sandbox session of an earlier run of this session (-c, -r, after a crash). */
-  resumeSandboxes?: string;
-  /** Retry and timeout settings of model calls (from INFINITY_CODE_RETRY). */
-  retry?: Partial<RetryPolicy>;
-  /** The network commands get (--network), instead of the config's `sandbox.network`. */
-  network?: NetworkSetting;
-  /** The largest changed file put into a diff (config `sandbox.maxFileMB`). */
-  maxDiffFileBytes?: number;
   /**
-   * Where the sandbox cannot confine commands: run them anyway (--unsandboxed), or ask the user
-   * before each (`askUncontained`, the TUI); otherwise they are refused and `onCommandRefused`
-   * hears of each.
+   * Where the sandbox cannot confine commands, without --unsandboxed: ask the user before each
+   * (`askUncontained`, the TUI); otherwise they are refused and `onCommandRefused` hears of each.
    */
-  allowUncontained?: boolean;
   askUncontained?: (request: CommandRequest, signal: AbortSignal) => Promise<boolean>;
   /** Asks whether a command that failed for lack of network may run again with it (the TUI). */
   askNetwork?: (request: CommandRequest, signal: AbortSignal) => Promise<boolean>;
@@ -63,8 +55,9 @@ const TIME_LIMIT_HELP =
   'The user can raise the limit with "sandbox": {"commandTimeoutMs": <milliseconds>} in the Infinity Code config ' +
   '(~/.config/infinity-code/config.json).';
 
-function uncontainedPolicy(o: AgentSessionOptions): UncontainedPolicy {
-  if (o.allowUncontained) return { kind: 'allow' };
+function uncontainedPolicy(setup: SessionSetup, o: AgentSessionOptions): UncontainedPolicy {
+  // --unsandboxed wins over asking: the user said yes to all of them already.
+  if (setup.unsandboxed) return { kind: 'allow' };
   if (o.askUncontained) return { kind: 'ask', ask: o.askUncontained };
   return {
     kind: 'refuse',
@@ -73,89 +66,128 @@ function uncontainedPolicy(o: AgentSessionOptions): UncontainedPolicy {
   };
 }
 
-/** Reopens the earlier run's sandboxes when there are any, or takes a fresh snapshot. */
-async function openSandboxes(o: AgentSessionOptions): Promise<SandboxSession> {
+/**
+ * Opens a session's sandboxes: the ones recorded for it when there are any, else a fresh
+ * snapshot; then records them, so the next run of this session (-c, -r) resumes them.
+ */
+async function openSandboxes(setup: SessionSetup, o: AgentSessionOptions, sessionId: string): Promise<SandboxSession> {
+  const maxDiff = maxDiffFileBytes(setup.config.sandbox);
   const base = {
-    repo: o.projectRoot,
+    repo: setup.root,
     ...(o.sandboxStateDir ? { stateDir: o.sandboxStateDir } : {}),
     ...(o.backend ? { backend: o.backend } : {}),
-    containment: containmentOf(o.config.sandbox, o.network),
-    ...(o.maxDiffFileBytes !== undefined ? { applyPolicy: { maxFileBytes: o.maxDiffFileBytes } } : {}),
+    containment: containmentOf(setup.config.sandbox, setup.network),
+    ...(maxDiff !== undefined ? { applyPolicy: { maxFileBytes: maxDiff } } : {}),
   };
-  if (o.resumeSandboxes) {
+  const recorded = setup.registry.get(sessionId)?.sandboxSession;
+  let opened: SandboxSession | undefined;
+  if (recorded) {
     try {
-      return await openSession({ ...base, resume: o.resumeSandboxes });
+      opened = await openSession({ ...base, resume: recorded });
     } catch (err) {
       // Gone (collected, or never completed): the session goes on over a fresh snapshot.
       if (!(err instanceof SandboxError && err.code === 'not-found')) throw err;
     }
   }
-  return openSession(base);
+  opened ??= await openSession(base);
+  setup.registry.setSandboxSession(sessionId, opened.id);
+  return opened;
+}
+
+function providerOf(setup: SessionSetup): ModelProvider {
+  if (setup.provider) return setup.provider;
+  if (!setup.credentials) throw new Error('a session needs a model provider or Anthropic credentials');
+  return new AnthropicProvider(setup.credentials);
 }
 
 /**
  * One agent session in a project: the runtime (SQLite under `.infinity/`), the sandboxes the
- * threads edit in, and the coding tools over them. The TUI and the headless printer both drive
- * it and read its event stream.
+ * threads edit in, and the coding tools over them. The TUI and the headless printer both open it
+ * from the same SessionSetup and read its event stream. It owns the current session (root
+ * thread): `/new` moves it, and `/diff`, the review and `-c` all follow it.
  */
 export class AgentSession {
-  private readonly shutdown = new AbortController();
-
   private constructor(
     readonly system: LocalSystem,
-    readonly store: SqliteStore,
-    readonly sandboxSession: SandboxSession,
-    readonly sandboxes: SandboxMap,
-    readonly rootId: string,
+    private readonly setup: SessionSetup,
+    private readonly sandboxes: SessionSandboxes,
+    private current: { rootId: string; sandboxes: SandboxMap },
     private readonly modelRef: { current: string },
     private readonly abortTools: AbortController,
   ) {}
 
-  static async open(o: AgentSessionOptions): Promise<AgentSession> {
-    const infinityDir = join(o.projectRoot, '.infinity');
+  static async open(setup: SessionSetup, o: AgentSessionOptions): Promise<AgentSession> {
+    const infinityDir = join(setup.root, '.infinity');
     mkdirSync(infinityDir, { recursive: true });
     // Our own files must never be part of the sandbox snapshot or of a diff.
     const ignore = join(infinityDir, '.gitignore');
     if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
     // The store first: if it can't open, no sandbox session is left behind.
     const store = new SqliteStore({ path: join(infinityDir, 'state.db') });
-    let sandboxSession: SandboxSession;
+    // The runtime answers where threads hang; it is made below, after the tools that need this.
+    let system: LocalSystem | undefined;
+    const sandboxes = new SessionSandboxes({
+      open: (rootId) => openSandboxes(setup, o, rootId),
+      threads: { threadRecord: (id) => system!.threadRecord(id) },
+    });
+    const rootId = setup.session.id;
+    let first: SandboxMap;
     try {
-      sandboxSession = await openSandboxes(o);
+      first = await sandboxes.forRoot(rootId);
     } catch (err) {
       await store.close();
       throw err;
     }
-    const sandboxes = new SandboxMap(sandboxSession, store);
     const abortTools = new AbortController();
-    const modelRef = { current: o.model };
+    const modelRef = { current: setup.model };
+    const config = setup.config;
     const tools = codingTools({
       sandboxFor: (threadId) => sandboxes.sandboxFor(threadId),
-      repoRoot: o.projectRoot,
-      commandTimeouts: { fastWindowMs: o.config.commandTimeoutMs, maxRunMs: o.config.sandbox.commandTimeoutMs },
+      repoRoot: setup.root,
+      commandTimeouts: { fastWindowMs: config.commandTimeoutMs, maxRunMs: config.sandbox.commandTimeoutMs },
       timeLimitHelp: TIME_LIMIT_HELP,
-      secretEnvNames: o.config.secretEnv,
-      envAllow: o.config.sandbox.envAllow,
-      uncontained: uncontainedPolicy(o),
+      secretEnvNames: config.secretEnv,
+      envAllow: config.sandbox.envAllow,
+      uncontained: uncontainedPolicy(setup, o),
       ...(o.askNetwork ? { askNetwork: o.askNetwork } : {}),
       signal: abortTools.signal,
     });
-    const system = new LocalSystem({
+    system = new LocalSystem({
       store,
-      provider: o.provider,
+      provider: providerOf(setup),
       tools: [...tools.tools, ...(o.extraTools ?? [])],
       // Read per round: a model switch applies from the next completion of every thread.
       model: () => modelRef.current,
-      systemPrompt: basePrompt(o.projectRoot),
-      contextWindow: o.config.contextWindow,
-      ...(o.retry ? { retry: o.retry } : {}),
+      systemPrompt: basePrompt(setup.root),
+      contextWindow: config.contextWindow,
+      ...(setup.retry ? { retry: setup.retry } : {}),
       reviewReport: o.reviewer(sandboxes),
-      limits: { maxCallsPerReply: o.config.maxToolCallsPerReply, ...o.limits },
+      limits: {
+        maxCallsPerReply: config.maxToolCallsPerReply,
+        ...(setup.maxTurns !== undefined ? { maxCompletionsPerThread: setup.maxTurns } : {}),
+      },
     });
-    const session = new AgentSession(system, store, sandboxSession, sandboxes, o.rootId, modelRef, abortTools);
+    const session = new AgentSession(system, setup, sandboxes, { rootId, sandboxes: first }, modelRef, abortTools);
     system.subscribe((e) => session.onEvent(e));
     await system.start();
     return session;
+  }
+
+  /** The current session's id, which is its root thread's. */
+  get rootId(): string {
+    return this.current.rootId;
+  }
+
+  /**
+   * Starts a fresh session (`/new`): a new entry in the project's session list, a new snapshot
+   * of the working tree for its sandboxes (recorded, so -c resumes them), and a new root thread.
+   * The earlier session's threads finish in their own sandboxes. Returns the new id.
+   */
+  async newSession(title: string): Promise<string> {
+    const created = this.setup.registry.create(title);
+    const sandboxes = await this.sandboxes.forRoot(created.id);
+    this.current = { rootId: created.id, sandboxes };
+    return created.id;
   }
 
   get model(): string {
@@ -168,27 +200,41 @@ export class AgentSession {
   }
 
   get backend(): string {
-    return this.sandboxSession.backend;
+    return this.current.sandboxes.session.backend;
   }
 
   /** Whether commands run confined here (every sandbox of a session has the same backend). */
   async commandsContained(): Promise<boolean> {
-    return (await this.sandboxes.sandboxFor(this.rootId)).contained;
+    return (await this.rootSandbox()).contained;
+  }
+
+  /** What the current session's root thread has said and heard so far (a continued session's transcript). */
+  history(): Promise<readonly HistoryMessage[]> {
+    return this.system.threadHistory(this.rootId);
+  }
+
+  /** Stored usage of the current session's threads per model, earlier runs included (`/cost`). */
+  usage(): Promise<ThreadUsage[]> {
+    return this.system.usageByThread(this.rootId);
   }
 
   /**
-   * Everything the root changed since the session's snapshot of the working tree, as it may be
-   * applied there: what may not (see SandboxDiff.omitted) is left out and listed with its reason.
+   * Everything the current root changed since its session's snapshot of the working tree, as it
+   * may be applied there: what may not (see SandboxDiff.omitted) is left out and listed with its reason.
    */
   async rootDiff(): Promise<SandboxDiff> {
-    const root = await this.sandboxes.sandboxFor(this.rootId);
-    return root.workingTreeDiff();
+    return (await this.rootSandbox()).workingTreeDiff();
+  }
+
+  /** Applies (a selection of) rootDiff() to the user's working tree, 3-way. */
+  async applyToWorkingTree(diff: SandboxDiff): Promise<ApplyResult> {
+    return (await this.rootSandbox()).applyToWorkingTree(diff);
   }
 
   /** Children whose changes were never reported (and so never merged): listed, not dropped. */
   async unreported(): Promise<Array<{ threadId: string; files: string[] }>> {
     const out: Array<{ threadId: string; files: string[] }> = [];
-    for (const { threadId, sandbox } of await this.sandboxes.all()) {
+    for (const { threadId, sandbox } of await this.current.sandboxes.all()) {
       if (threadId === this.rootId) continue;
       const diff = await sandbox.diff();
       if (!diff.isEmpty) out.push({ threadId, files: diff.files.map((f) => f.path) });
@@ -197,33 +243,32 @@ export class AgentSession {
   }
 
   /**
-   * Files of the user's working tree that differ from the sandboxes' base now (edited since the
-   * session began, or since the last refresh), except those that hold the root's version (the
+   * Files of the user's working tree that differ from the current session's base now (edited
+   * since it began, or since the last refresh), except those that hold the root's version (the
    * session's changes applied to the tree are not the user's edits).
    */
   async changedSinceBase(): Promise<string[]> {
-    return this.sandboxSession.changedSinceSnapshot({ except: await this.sandboxes.sandboxFor(this.rootId) });
+    return this.current.sandboxes.session.changedSinceSnapshot({ except: await this.rootSandbox() });
   }
 
   /** Takes the user's edits into every sandbox's base; a sandbox's own changes to a file win. */
   refreshBase(): Promise<BaseRefresh> {
-    return this.sandboxSession.refreshBase();
-  }
-
-  /** The sandbox session's id, to resume it next time. */
-  get sandboxSessionId(): string {
-    return this.sandboxSession.id;
+    return this.current.sandboxes.session.refreshBase();
   }
 
   /**
-   * Stops everything. With `keep`, the sandboxes stay on disk for the next run of this session
+   * Stops everything. With `keep`, the current session's sandboxes stay on disk for its next run
    * (-c); without, they are deleted (their changes reached the working tree, or were dropped).
+   * Other sessions' sandboxes (before a `/new`) are always kept: -r brings them back.
    */
   async close(opts: { keep: boolean } = { keep: true }): Promise<void> {
-    this.shutdown.abort();
     this.abortTools.abort();
     await this.system.close();
-    await this.sandboxSession.close({ keep: opts.keep });
+    await this.sandboxes.close((rootId) => rootId !== this.rootId || opts.keep);
+  }
+
+  private rootSandbox(): Promise<Sandbox> {
+    return this.current.sandboxes.sandboxFor(this.rootId);
   }
 
   private onEvent(e: RuntimeEvent): void {

@@ -1,5 +1,4 @@
-import type { FileStatus, ReviewDiff, ReviewFile } from './tui/index.js';
-import { hunkId } from './tui/index.js';
+import { hunkId, type FileStatus, type ReviewDiff, type ReviewFile } from './review-diff.js';
 
 /** One file's part of a git patch: its header lines and its hunks (each with its @@ line). */
 interface Section {

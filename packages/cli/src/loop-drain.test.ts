@@ -11,7 +11,7 @@ const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-describe('untilQuiescent', () => {
+describe('whenLoopDrains as the runtime\'s stall signal', () => {
   it('ends as stalled, naming the subscription, when nothing is left that could wake a waiting thread', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ic-stall-'));
     dirs.push(dir);

@@ -1,6 +1,7 @@
 // The shape of a diff the TUI can review, and the decision it hands back. The sandbox produces
 // the diff (as a child's report attachment, or the root's accumulated diff for `/diff`); the TUI
-// only knows this plain data, so it stays independent of git and of the sandbox package.
+// only knows this plain data, so it stays independent of git and of the sandbox package. Outside
+// tui/ because headless runs review too (everything accepted) and must not load the UI.
 
 export type FileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
 

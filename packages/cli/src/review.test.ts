@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { openSession, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeLeftOut, explainRefusedApply, reviewOf, selectedDiff } from './review.js';
-import { allHunkIds } from './tui/index.js';
+import { allHunkIds } from './review-diff.js';
 
 const dirs: string[] = [];
 const sessions: SandboxSession[] = [];

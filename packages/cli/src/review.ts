@@ -1,8 +1,11 @@
 import type { ReportReviewer, ThreadRecord } from '@infinity-code/runtime';
 import { UnsafeChangeError, type ApplyResult, type OmittedFile, type SandboxDiff } from '@infinity-code/sandbox';
 import { selectHunks, toReviewDiff } from './git-patch.js';
-import type { SandboxMap } from './sandbox-map.js';
-import { allHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } from './tui/index.js';
+import type { SessionSandboxes } from './session-sandboxes.js';
+
+/** Where threads' sandboxes are found and a reviewed child starts over. */
+type ThreadSandboxes = Pick<SessionSandboxes, 'sandboxFor' | 'restack'>;
+import { allHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } from './review-diff.js';
 
 /**
  * A diff reduced to the accepted hunks, in the shape the sandbox applies. Everything accepted:
@@ -55,7 +58,7 @@ export function describeLeftOut(omitted: readonly OmittedFile[]): string {
  * and nothing is offered twice).
  */
 export async function settleChildDiff(
-  sandboxes: SandboxMap,
+  sandboxes: ThreadSandboxes,
   child: ThreadRecord,
   diff: SandboxDiff,
   decision: ReviewDecision,
@@ -72,7 +75,7 @@ export async function settleChildDiff(
  * The child's changes since it was spawned (what may be merged, and what was left out), or null
  * when it changed nothing.
  */
-export async function childDiff(sandboxes: SandboxMap, child: ThreadRecord): Promise<{ diff: SandboxDiff; review: ReviewDiff } | null> {
+export async function childDiff(sandboxes: ThreadSandboxes, child: ThreadRecord): Promise<{ diff: SandboxDiff; review: ReviewDiff } | null> {
   if (child.parentId === null) return null;
   const sb = await sandboxes.sandboxFor(child.id);
   const diff = await sb.diff();
@@ -87,7 +90,7 @@ export function describeApply(result: ApplyResult, target: string): string {
 }
 
 /** Headless review: no one to ask, so every child's diff is accepted into its parent's sandbox. */
-export function autoAcceptReviewer(sandboxes: SandboxMap): ReportReviewer {
+export function autoAcceptReviewer(sandboxes: ThreadSandboxes): ReportReviewer {
   return async (child) => {
     const found = await childDiff(sandboxes, child);
     if (!found) return {};

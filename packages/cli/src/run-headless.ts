@@ -1,18 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { AnthropicProvider, type ModelProvider, type RuntimeEvent } from '@infinity-code/runtime';
+import type { ModelProvider, Quiescence, RuntimeEvent } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
-import { loadConfig, pricingOf, retryFromEnv } from './config.js';
+import { pricingOf } from './config.js';
 import { formatDuration } from './duration.js';
 import type { ExitCode } from './exit-codes.js';
-import { anthropicEnv } from './provider-env.js';
 import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headless.js';
-import { requireGitRoot } from './project.js';
-import { untilQuiescent, whenLoopDrains, type Quiescence } from './quiescence.js';
+import { whenLoopDrains } from './loop-drain.js';
 import { buildResult, type Outcome } from './result.js';
 import { autoAcceptReviewer } from './review.js';
-import { maxDiffFileBytes, type NetworkSetting } from './sandbox-config.js';
-import { SessionRegistry } from './sessions.js';
+import type { NetworkSetting } from './sandbox-config.js';
+import { setUpSession } from './session-setup.js';
 import { StreamJsonWriter, type ChangesInfo } from './stream-json.js';
 
 export type OutputFormat = 'text' | 'json' | 'stream-json';
@@ -40,10 +38,6 @@ export interface HeadlessOptions {
   provider?: ModelProvider;
 }
 
-export function anthropicFromEnv(env: NodeJS.ProcessEnv): ModelProvider {
-  return new AnthropicProvider(anthropicEnv(env));
-}
-
 /**
  * Runs one task to quiescence without a TUI. Children's diffs are merged into their parents'
  * sandboxes (nobody is there to ask); the root's diff reaches the working tree only with --yes,
@@ -51,36 +45,25 @@ export function anthropicFromEnv(env: NodeJS.ProcessEnv): ModelProvider {
  */
 export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   const started = performance.now();
-  const root = requireGitRoot(o.cwd);
-  const config = loadConfig({ env: o.env, projectRoot: root });
-  const retry = retryFromEnv(o.env);
-  const model = o.model ?? config.model;
-  const provider = o.provider ?? anthropicFromEnv(o.env);
-  const registry = new SessionRegistry(join(root, '.infinity'));
-  const session = o.resume
-    ? registry.find(o.resume)
-    : o.continueLatest
-      ? (registry.latest() ?? registry.create(o.task))
-      : registry.create(o.task);
-  registry.touch(session.id);
+  const setup = setUpSession({
+    cwd: o.cwd,
+    env: o.env,
+    title: o.task,
+    ...(o.model ? { model: o.model } : {}),
+    continueLatest: o.continueLatest,
+    ...(o.resume ? { resume: o.resume } : {}),
+    ...(o.provider ? { provider: o.provider } : {}),
+    ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}),
+    ...(o.network !== undefined ? { network: o.network } : {}),
+    unsandboxed: o.unsandboxed === true,
+  });
+  const { root, model, session } = setup;
 
   // The deadline counts from the start, opening the session included.
   const deadline = o.timeoutMs === undefined ? undefined : runDeadline(o.timeoutMs);
-  const maxDiff = maxDiffFileBytes(config.sandbox);
   let refusalTold = false;
-  const agent = await AgentSession.open({
-    projectRoot: root,
-    config,
-    provider,
-    model,
-    rootId: session.id,
+  const agent = await AgentSession.open(setup, {
     reviewer: autoAcceptReviewer,
-    ...(session.sandboxSession ? { resumeSandboxes: session.sandboxSession } : {}),
-    ...(retry ? { retry } : {}),
-    ...(o.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: o.maxTurns } } : {}),
-    ...(o.network !== undefined ? { network: o.network } : {}),
-    ...(maxDiff !== undefined ? { maxDiffFileBytes: maxDiff } : {}),
-    allowUncontained: o.unsandboxed === true,
     onCommandRefused: () => {
       // Once: the model is told each time, and says what it could not do.
       if (refusalTold) return;
@@ -88,7 +71,6 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
       o.writers.err(`infinity-code: ${REFUSED_NOTICE}\n`);
     },
   });
-  registry.setSandboxSession(session.id, agent.sandboxSessionId);
   const tally = newTally();
   const print = o.outputFormat === 'text' ? textPrinter(o.writers, session.id) : undefined;
   const line = (obj: unknown) => o.writers.out(`${JSON.stringify(obj)}\n`);
@@ -117,7 +99,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     await agent.system.sendUserText(session.id, o.task);
     // Past the deadline while the session opened: the task is stored (for -c), and stopped at once.
     if (stop.aborted) onAbort();
-    const end = await untilQuiescent(agent.system, agent.store, stop, loop.drained);
+    const end = await agent.system.whenQuiescent({ signal: stop, stalled: loop.drained });
     timedOut = end.kind === 'aborted' && !o.signal.aborted;
     if (end.kind === 'stalled') {
       const message = stalledMessage(end);
@@ -130,7 +112,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
       tally.errors.push({ kind: 'budget', message });
       if (o.outputFormat === 'text') o.writers.err(`Error: ${message}\n`);
     }
-    outcome = await finish(agent, root, session.id, o, { stalled: end.kind === 'stalled', unfinished: end.kind !== 'quiescent' });
+    outcome = await finish(agent, root, o, { stalled: end.kind === 'stalled', unfinished: end.kind !== 'quiescent' });
   } finally {
     loop.dispose();
     deadline?.dispose();
@@ -140,7 +122,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
       outcome.unreported.length === 0 && (outcome.applied || outcome.filesChanged.length === 0);
     await agent.close({ keep: !settled });
   }
-  const result = buildResult(session.id, model, tally, outcome, pricingOf(config), performance.now() - started);
+  const result = buildResult(session.id, model, tally, outcome, pricingOf(setup.config), performance.now() - started);
   if (o.outputFormat === 'text') report(o.writers, outcome);
   else if (stream) {
     stream.changes(changesOf(outcome));
@@ -157,7 +139,6 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
 async function finish(
   agent: AgentSession,
   root: string,
-  sessionId: string,
   o: HeadlessOptions,
   { stalled, unfinished }: { stalled: boolean; unfinished: boolean },
 ): Promise<Outcome> {
@@ -176,14 +157,14 @@ async function finish(
   if (diff.isEmpty) return outcome;
   // A Ctrl+C after the run ended still means: don't touch my tree.
   if (o.yes && !unfinished && !o.signal.aborted) {
-    const applied = await (await agent.sandboxes.sandboxFor(sessionId)).applyToWorkingTree(diff);
+    const applied = await agent.applyToWorkingTree(diff);
     outcome.applied = true;
     outcome.conflicts = applied.conflicts;
     return outcome;
   }
   const dir = join(root, '.infinity', 'patches');
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${sessionId}.patch`);
+  const file = join(dir, `${agent.rootId}.patch`);
   writeFileSync(file, diff.patchBytes);
   outcome.patchFile = relative(o.cwd, file) || file;
   return outcome;

@@ -1,12 +1,12 @@
-import { join } from 'node:path';
 import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
-import { loadConfig, pricingOf, type Config } from './config.js';
+import { pricingOf } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import { requireGitRoot } from './project.js';
-import { maxDiffFileBytes, type NetworkSetting } from './sandbox-config.js';
-import { anthropicEnv } from './provider-env.js';
-import { SessionRegistry, type SessionInfo } from './sessions.js';
+import type { NetworkSetting } from './sandbox-config.js';
+import { setUpSession, type SessionSetup } from './session-setup.js';
 import type { TuiController } from './tui/index.js';
+
+/** What the session list calls the TUI's sessions (a headless one is named by its task). */
+const TITLE = 'interactive session';
 
 export interface InteractiveOptions {
   cwd: string;
@@ -31,30 +31,33 @@ export interface InteractiveOptions {
  * first frame is drawn before the session (runtime, sandboxes) has opened: it opens meanwhile.
  */
 export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
-  const root = requireGitRoot(o.cwd);
-  const config = loadConfig({ env: o.env, projectRoot: root });
-  const model = o.flags.model ?? config.model;
-  const credentials = o.provider ? undefined : anthropicEnv(o.env);
-  const registry = new SessionRegistry(join(root, '.infinity'));
-  const session = o.flags.resume
-    ? registry.find(o.flags.resume)
-    : o.flags.continue
-      ? (registry.latest() ?? registry.create('interactive session'))
-      : registry.create('interactive session');
-  registry.touch(session.id);
+  const f = o.flags;
+  const setup = setUpSession({
+    cwd: o.cwd,
+    env: o.env,
+    title: TITLE,
+    ...(f.model ? { model: f.model } : {}),
+    continueLatest: f.continue === true,
+    ...(f.resume ? { resume: f.resume } : {}),
+    ...(o.provider ? { provider: o.provider } : {}),
+    ...(f.maxTurns !== undefined ? { maxTurns: f.maxTurns } : {}),
+    ...(f.network !== undefined ? { network: f.network } : {}),
+    unsandboxed: f.unsandboxed === true,
+  });
 
   const { runTui, deferredController } = await importUi();
   let start!: () => void;
-  const opening = new Promise<void>((resolve) => (start = resolve)).then(async () => {
-    const { AnthropicProvider } = await import('@infinity-code/runtime');
-    const provider = o.provider ?? new AnthropicProvider(credentials!);
-    return openController({ root, config, model, provider, session, registry, flags: o.flags });
+  const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup));
+  const info = {
+    model: setup.model,
+    contextWindow: setup.config.contextWindow,
+    backend: '…',
+    sessionId: setup.session.id,
+    pricing: pricingOf(setup.config),
+  };
+  const done = runTui(deferredController(opening.then((s) => s.controller)), info, {
+    ready: opening.then((s) => ({ backend: s.backend, history: s.history })),
   });
-  const done = runTui(
-    deferredController(opening.then((s) => s.controller)),
-    { model, contextWindow: config.contextWindow, backend: '…', sessionId: session.id, pricing: pricingOf(config) },
-    { ready: opening.then((s) => ({ backend: s.backend, history: s.history })) },
-  );
   // Open the session only once the first frame is out.
   setImmediate(start);
   if (o.firstMessage) void opening.then((s) => s.controller.send(o.firstMessage!));
@@ -88,18 +91,8 @@ async function importUi(): Promise<typeof import('./tui/index.js')> {
   }
 }
 
-interface OpenArgs {
-  root: string;
-  config: Config;
-  model: string;
-  provider: ModelProvider;
-  session: SessionInfo;
-  registry: SessionRegistry;
-  flags: InteractiveOptions['flags'];
-}
-
 async function openController(
-  a: OpenArgs,
+  setup: SessionSetup,
 ): Promise<{ controller: TuiController; backend: string; history: readonly HistoryMessage[] }> {
   const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }] = await Promise.all([
     import('./agent-session.js'),
@@ -112,41 +105,30 @@ async function openController(
   // Where the sandbox can't confine commands, the user answers for each (unless --unsandboxed);
   // a command that failed without network may run again with it once the user says so.
   const approvals = tui.createCommandApprovals();
-  const maxDiff = maxDiffFileBytes(a.config.sandbox);
-  const agent = await AgentSession.open({
-    projectRoot: a.root,
-    config: a.config,
-    provider: a.provider,
-    model: a.model,
-    rootId: a.session.id,
-    ...(a.session.sandboxSession ? { resumeSandboxes: a.session.sandboxSession } : {}),
+  const agent = await AgentSession.open(setup, {
     reviewer: (sandboxes) => {
       broker = tui.createReviewBroker({
         diffOf: async (child) => (await review.childDiff(sandboxes, child))?.review ?? null,
         apply: async (request, decision) => {
-          const child = (await agent.store.loadThread(request.childThreadId!))!.record;
-          const found = await review.childDiff(sandboxes, child);
-          if (!found) return { message: 'The child has no changes left to apply.' };
+          const child = await agent.system.threadRecord(request.childThreadId!);
+          const found = child && (await review.childDiff(sandboxes, child));
+          if (!child || !found) return { message: 'The child has no changes left to apply.' };
           const result = await review.settleChildDiff(sandboxes, child, found.diff, decision);
           return { message: review.describeApply(result, 'the parent sandbox'), conflicts: result.conflicts };
         },
       });
       return broker.reviewer;
     },
-    ...(a.flags.maxTurns !== undefined ? { limits: { maxCompletionsPerThread: a.flags.maxTurns } } : {}),
-    ...(a.flags.network !== undefined ? { network: a.flags.network } : {}),
-    ...(maxDiff !== undefined ? { maxDiffFileBytes: maxDiff } : {}),
-    ...(a.flags.unsandboxed ? { allowUncontained: true } : { askUncontained: approvals.ask }),
+    askUncontained: approvals.ask,
     askNetwork: (request, signal) => approvals.ask({ ...request, kind: 'network' }, signal),
   });
-  a.registry.setSandboxSession(a.session.id, agent.sandboxSessionId);
-  const edits = userEditsFeed({ root: a.root, changed: () => agent.changedSinceBase() });
+  const edits = userEditsFeed({ root: setup.root, changed: () => agent.changedSinceBase() });
+  // Every hook asks the session for its current root: `/new` moves it, and these follow.
   const controller = tui.localController({
     system: agent.system,
-    rootThreadId: a.session.id,
+    rootThreadId: agent.rootId,
     reviews: broker,
     approvals,
-    store: agent.store,
     hooks: {
       async showDiff() {
         const diff = await agent.rootDiff();
@@ -154,23 +136,24 @@ async function openController(
       },
       async applyToWorkingTree(_request, decision) {
         const diff = await agent.rootDiff();
-        const rootSandbox = await agent.sandboxes.sandboxFor(a.session.id);
-        const result = await rootSandbox.applyToWorkingTree(review.selectedDiff(diff, decision)).catch((err: unknown) => {
+        const result = await agent.applyToWorkingTree(review.selectedDiff(diff, decision)).catch((err: unknown) => {
           throw review.explainRefusedApply(err, '/diff');
         });
         const leftOut = review.describeLeftOut(diff.omitted);
         return { message: `${review.describeApply(result, 'the working tree')}${leftOut ? ` ${leftOut}` : ''}`, conflicts: result.conflicts };
       },
       async listSessions() {
-        return a.registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }));
+        return setup.registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }));
       },
       async setModel(id) {
         agent.setModel(id);
-        return { contextWindow: a.config.contextWindow };
+        return { contextWindow: setup.config.contextWindow };
       },
       async newSession() {
-        const s = a.registry.create('interactive session');
-        return { sessionId: s.id, rootThreadId: s.id };
+        const id = await agent.newSession(TITLE);
+        // The new session's base is the working tree as it is now: nothing is edited since.
+        await edits.recheck();
+        return { sessionId: id, rootThreadId: id };
       },
       watchUserEdits: (listener) => edits.subscribe(listener),
       async refreshBase() {
@@ -186,7 +169,7 @@ async function openController(
     },
   });
   // A continued session shows its earlier transcript.
-  const history = (await agent.store.loadThread(a.session.id))?.history ?? [];
+  const history = await agent.history();
   // The status line says so when commands can't be confined: each one then asks first.
   const backend = (await agent.commandsContained()) ? agent.backend : `${agent.backend} (commands unconfined)`;
   return { controller, backend, history };

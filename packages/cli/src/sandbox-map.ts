@@ -1,21 +1,22 @@
-import type { RuntimeStore } from '@infinity-code/runtime';
+import type { ThreadRecord } from '@infinity-code/runtime';
 import type { Sandbox, SandboxSession } from '@infinity-code/sandbox';
 
+/** Where a thread hangs, from the runtime (LocalSystem.threadRecord): no history is read. */
+export interface ThreadRecords {
+  threadRecord(threadId: string): Promise<ThreadRecord | undefined>;
+}
+
 /**
- * Which sandbox each thread works in. A child's sandbox is created when it is spawned (not at its
+ * Which sandbox each thread of one sandbox session works in. A child's sandbox is created when it is spawned (not at its
  * first tool call), so it holds the parent's edits made before the spawn and none made after.
  */
 export class SandboxMap {
   private readonly byThread = new Map<string, Promise<Sandbox>>();
 
   constructor(
-    private readonly session: SandboxSession,
-    private readonly store: RuntimeStore,
+    readonly session: SandboxSession,
+    private readonly threads: ThreadRecords,
   ) {}
-
-  get backend(): string {
-    return this.session.backend;
-  }
 
   /** The thread's sandbox, created (stacked on its parent's) on first use. */
   sandboxFor(threadId: string): Promise<Sandbox> {
@@ -61,8 +62,7 @@ export class SandboxMap {
     // A resumed session already holds the sandboxes of threads that worked before.
     const existing = this.session.get(threadId);
     if (existing && !existing.isDiscarded) return existing;
-    const thread = await this.store.loadThread(threadId);
-    const parentId = thread?.record.parentId ?? null;
+    const parentId = (await this.threads.threadRecord(threadId))?.parentId ?? null;
     if (parentId === null) return this.session.create(threadId);
     return this.session.create(threadId, await this.sandboxFor(parentId));
   }

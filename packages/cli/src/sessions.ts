@@ -38,6 +38,11 @@ export class SessionRegistry {
     return this.list()[0];
   }
 
+  /** The session with exactly this id, if the project has it. */
+  get(id: string): SessionInfo | undefined {
+    return this.list().find((s) => s.id === id);
+  }
+
   /** A session by id or unique id prefix. */
   find(idOrPrefix: string): SessionInfo {
     const all = this.list();

@@ -1,8 +1,8 @@
-// Run in a child process by quiescence.test.ts: a thread waits on a subscription that nothing
+// Run in a child process by loop-drain.test.ts: a thread waits on a subscription that nothing
 // serves, so the event loop runs dry while the run still waits. Prints how the wait ended.
 import { join } from 'node:path';
 import { LocalSystem, ScriptedProvider, SqliteStore, type AsyncTool, type CompletionRequest } from '@infinity-code/runtime';
-import { untilQuiescent, whenLoopDrains } from '../quiescence.js';
+import { whenLoopDrains } from '../loop-drain.js';
 
 const [dir] = process.argv.slice(2);
 if (!dir) throw new Error('usage: stall-child <dir>');
@@ -25,7 +25,7 @@ async function main(): Promise<string> {
   const system = new LocalSystem({ store, provider: new ScriptedProvider(brain), tools: [orphan], model: 'm' });
   const loop = whenLoopDrains();
   await system.sendUserText('t1', 'watch');
-  const end = await untilQuiescent(system, store, new AbortController().signal, loop.drained);
+  const end = await system.whenQuiescent({ stalled: loop.drained });
   loop.dispose();
   await system.close();
   return JSON.stringify(end);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CompletionRequest, ScriptedReply } from '@infinity-code/runtime';
 import type { ReviewRequest } from './controller.js';
-import type { ReviewDecision, ReviewDiff } from './review-diff.js';
+import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 import { heldTool, lastText, requestText, startRig, threadOf, type Rig } from './testing.js';
 
 let rig: Rig | undefined;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ReviewDecision } from './review-diff.js';
+import type { ReviewDecision } from '../review-diff.js';
 import type { CommandApproval, TuiController } from './controller.js';
 import { shortId } from './format.js';
 import { SUGGESTED_MODELS } from '../pricing.js';

@@ -1,6 +1,6 @@
 import type { Observer, ThreadUsage } from '@infinity-code/runtime';
 import type { Pricing } from '../pricing.js';
-import type { ReviewDecision, ReviewDiff } from './review-diff.js';
+import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 
 /** What the TUI is started with. */
 export interface TuiInfo {

@@ -1,4 +1,4 @@
-import { allHunkIds, fileHunkIds, type ReviewDecision, type ReviewDiff } from './review-diff.js';
+import { allHunkIds, fileHunkIds, type ReviewDecision, type ReviewDiff } from '../review-diff.js';
 
 /** One selectable line of the review: a file (decides all its hunks) or a hunk. */
 export type ReviewEntry = { kind: 'file'; file: number } | { kind: 'hunk'; file: number; hunk: number; id: string };

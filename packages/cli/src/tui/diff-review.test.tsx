@@ -4,7 +4,7 @@ import { act } from 'react';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DiffReview } from './diff-review.js';
 import { initialReview, reduceReview, toDecision, type ReviewAction } from './diff-review-state.js';
-import { allHunkIds, isReviewDiff, type ReviewDecision, type ReviewDiff } from './review-diff.js';
+import { allHunkIds, isReviewDiff, type ReviewDecision, type ReviewDiff } from '../review-diff.js';
 
 beforeAll(() => {
   (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;

@@ -9,10 +9,10 @@ import {
   type ReviewAction,
   type ReviewState,
 } from './diff-review-state.js';
-import { diffStat, fileHunkIds, fileNotes, type LeftOut, type ReviewDecision, type ReviewDiff, type ReviewFile } from './review-diff.js';
+import { diffStat, fileHunkIds, fileNotes, type LeftOut, type ReviewDecision, type ReviewDiff, type ReviewFile } from '../review-diff.js';
 import { useLatestState } from './use-latest-state.js';
 
-export type { ReviewDecision, ReviewDiff } from './review-diff.js';
+export type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 
 export interface DiffReviewProps {
   diff: ReviewDiff;

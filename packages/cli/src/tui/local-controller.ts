@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { LocalSystem, UsageStore } from '@infinity-code/runtime';
+import type { LocalSystem } from '@infinity-code/runtime';
 import type { CommandApprovals } from './command-approvals.js';
 import type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, UserEditsUpdate } from './controller.js';
 import type { ReviewBroker } from './review-broker.js';
-import type { ReviewDecision, ReviewDiff } from './review-diff.js';
+import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 
 /** The parts of a session that need more than the runtime (sandboxes, the session list, models). */
 export interface SessionHooks {
@@ -12,7 +12,10 @@ export interface SessionHooks {
   showDiff?(): Promise<ReviewDiff | null>;
   listSessions?(): Promise<SessionSummary[]>;
   setModel?(id: string): Promise<{ contextWindow?: number } | void>;
-  /** A fresh root thread (and whatever else a session owns); defaults to a new thread id. */
+  /**
+   * A fresh session (`/new`): whoever owns the session's root thread and sandboxes moves them,
+   * and says which root the controller talks to from now on. Defaults to a new thread id.
+   */
   newSession?(): Promise<{ sessionId: string; rootThreadId?: string }>;
   /** The user's edits to the working tree since the base (see TuiController.onUserEdits). */
   watchUserEdits?(listener: (edits: UserEditsUpdate) => void): () => void;
@@ -29,8 +32,6 @@ export interface LocalControllerOptions {
   reviews?: ReviewBroker;
   /** Where commands wait for the user's approval; without it, none ever does. */
   approvals?: CommandApprovals;
-  /** The store the system writes (`/cost` reads the session's usage from it). */
-  store?: UsageStore;
   hooks?: SessionHooks;
 }
 
@@ -38,7 +39,7 @@ export interface LocalControllerOptions {
  * A TuiController over a LocalSystem: the runtime half of the contract (send, stop, compact,
  * events, reviews of children's reports), with the sandbox half supplied as hooks by the CLI.
  */
-export function localController({ system, rootThreadId, reviews, approvals, store, hooks = {} }: LocalControllerOptions): TuiController {
+export function localController({ system, rootThreadId, reviews, approvals, hooks = {} }: LocalControllerOptions): TuiController {
   let root = rootThreadId;
   // Threads with a slice running now: what stop() interrupts. Kept from events, not polled.
   const working = new Set<string>();
@@ -73,10 +74,7 @@ export function localController({ system, rootThreadId, reviews, approvals, stor
       if (!hooks.setModel) throw new Error('switching models is not available in this session');
       return hooks.setModel(id);
     },
-    async usage() {
-      if (!store) throw new Error('usage is not recorded in this session');
-      return store.usageByThread(root);
-    },
+    usage: () => system.usageByThread(root),
     showDiff: () => (hooks.showDiff ? hooks.showDiff() : Promise.resolve(null)),
     onUserEdits: (listener) => (hooks.watchUserEdits ? hooks.watchUserEdits(listener) : () => {}),
     async refreshBase() {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ReportReviewer, ThreadRecord } from '@infinity-code/runtime';
 import type { ReviewOutcome, ReviewRequest } from './controller.js';
-import type { ReviewDecision, ReviewDiff } from './review-diff.js';
+import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 
 export interface ReviewBrokerOptions {
   /** The child's changes since it was spawned; null or no files: nothing to review. */

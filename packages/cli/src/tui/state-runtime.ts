@@ -2,7 +2,7 @@ import type { RuntimeEvent } from '@infinity-code/runtime';
 // The light subpath: the UI's first frame must not wait for SQLite and the rest of the runtime.
 import { addUsage, resultText } from '@infinity-code/runtime/messages';
 import { formatDelay, summarize, shortId, tail, truncate } from './format.js';
-import { diffStat, isReviewDiff } from './review-diff.js';
+import { diffStat, isReviewDiff } from '../review-diff.js';
 import { addTail, flushLive, notice, pushItem, updateThread, type ChildThread, type UiState } from './ui-state.js';
 
 const CLOSED_KEPT = 256;

@@ -94,7 +94,6 @@ export async function startRig(o: RigOptions): Promise<Rig> {
   const controller = localController({
     system,
     rootThreadId: ROOT,
-    store: runtimeStore,
     ...(reviews ? { reviews } : {}),
     ...(o.approvals ? { approvals: o.approvals } : {}),
     ...(o.hooks ? { hooks: o.hooks } : {}),

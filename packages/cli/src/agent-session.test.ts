@@ -1,0 +1,127 @@
+// One session bootstrap for both front ends, and the session object owning the current root:
+// `/new` gives the new session its own sandboxes, its diff holds only its changes, and -c after
+// it resumes it with them. Real git repositories, real sandboxes, real SQLite; a scripted model.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScriptedProvider, type CompletionRequest } from '@infinity-code/runtime';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AgentSession } from './agent-session.js';
+import { autoAcceptReviewer } from './review.js';
+import { setUpSession, type SessionRequest } from './session-setup.js';
+
+const dirs: string[] = [];
+const open: AgentSession[] = [];
+afterEach(async () => {
+  for (const a of open.splice(0)) await a.close({ keep: true }).catch(() => {});
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const temp = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
+const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' });
+
+/** "write x" creates x.txt; anything else is answered in words. */
+function brain(r: CompletionRequest) {
+  const last = r.messages.at(-1)!.content[0]!;
+  const asked = last.type === 'text' ? /^write (\w+)$/.exec(last.text) : null;
+  if (asked) return { toolCall: { name: 'create_file', input: { path: `${asked[1]}.txt`, content: `${asked[1]}\n` } } };
+  return { text: 'Done.' };
+}
+
+function project() {
+  const repo = temp('ic-session-');
+  git(repo, 'init', '-q');
+  git(repo, 'commit', '-q', '--allow-empty', '-m', 'empty');
+  // A home of its own: no user config is read; sandboxes are stored apart.
+  const env = { HOME: temp('ic-session-home-') };
+  const stateDir = temp('ic-session-state-');
+  const request = (more: Partial<SessionRequest> = {}): SessionRequest => ({
+    cwd: repo,
+    env,
+    title: 'interactive session',
+    provider: new ScriptedProvider(brain),
+    ...more,
+  });
+  const openAgent = async (more: Partial<SessionRequest> = {}) => {
+    const agent = await AgentSession.open(setUpSession(request(more)), { reviewer: autoAcceptReviewer, sandboxStateDir: stateDir });
+    open.push(agent);
+    return agent;
+  };
+  return { repo, openAgent };
+}
+
+async function ask(agent: AgentSession, threadId: string, text: string): Promise<void> {
+  await agent.system.sendUserText(threadId, text);
+  expect(await agent.system.whenQuiescent()).toEqual({ kind: 'quiescent' });
+}
+
+const changed = async (agent: AgentSession) => (await agent.rootDiff()).files.map((f) => f.path).sort();
+
+describe('AgentSession', () => {
+  it('/new: the new session diffs only its own changes, and the earlier one keeps working in its sandboxes', async () => {
+    const { openAgent } = project();
+    const agent = await openAgent();
+    const first = agent.rootId;
+    await ask(agent, first, 'write a');
+    expect(await changed(agent)).toEqual(['a.txt']);
+
+    const second = await agent.newSession('interactive session');
+    expect(second).not.toBe(first);
+    expect(agent.rootId).toBe(second);
+    expect(await changed(agent)).toEqual([]);
+    await ask(agent, second, 'write b');
+    expect(await changed(agent)).toEqual(['b.txt']);
+
+    // The earlier session's thread still edits its own sandbox, not the new session's.
+    await ask(agent, first, 'write c');
+    expect(await changed(agent)).toEqual(['b.txt']);
+    await agent.close({ keep: true });
+
+    const back = await openAgent({ resume: first });
+    expect(back.rootId).toBe(first);
+    expect(await changed(back)).toEqual(['a.txt', 'c.txt']);
+  });
+
+  it('-c after /new resumes the new session with its sandboxes', async () => {
+    const { openAgent } = project();
+    const agent = await openAgent();
+    await ask(agent, agent.rootId, 'write a');
+    const second = await agent.newSession('interactive session');
+    await ask(agent, second, 'write b');
+    await agent.close({ keep: true });
+
+    const continued = await openAgent({ continueLatest: true });
+    expect(continued.rootId).toBe(second);
+    expect(await changed(continued)).toEqual(['b.txt']);
+    // Its transcript is the new session's.
+    expect((await continued.history()).map((m) => m.content[0])).toContainEqual({ type: 'text', text: 'write b' });
+  });
+
+  it('/new takes a fresh snapshot: what the earlier session applied to the working tree is in the new base', async () => {
+    const { repo, openAgent } = project();
+    const agent = await openAgent();
+    await ask(agent, agent.rootId, 'write a');
+    await agent.applyToWorkingTree(await agent.rootDiff());
+    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a\n');
+    await agent.newSession('interactive session');
+    // Not offered again, and not taken for the user's own edits.
+    expect(await changed(agent)).toEqual([]);
+    expect(await agent.changedSinceBase()).toEqual([]);
+  });
+});
+
+describe('setUpSession', () => {
+  it('reads INFINITY_CODE_RETRY for every front end, and refuses a bad one before anything opens', () => {
+    const repo = temp('ic-setup-');
+    git(repo, 'init', '-q');
+    const env = { HOME: temp('ic-setup-home-'), INFINITY_CODE_RETRY: '{"maxRetries": 0, "baseDelayMs": 5}' };
+    const provider = new ScriptedProvider(brain);
+    expect(setUpSession({ cwd: repo, env, title: 't', provider }).retry).toEqual({ maxRetries: 0, baseDelayMs: 5 });
+    expect(() => setUpSession({ cwd: repo, env: { ...env, INFINITY_CODE_RETRY: 'soon' }, title: 't', provider })).toThrow(/INFINITY_CODE_RETRY is not valid JSON/);
+  });
+});

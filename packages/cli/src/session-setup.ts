@@ -1,0 +1,83 @@
+// How every run begins, the TUI and headless alike: the project, its config, the settings of
+// model calls, and which session to run. Cheap and synchronous (the TUI does it before its first
+// frame): nothing here loads the runtime, SQLite or the sandboxes; AgentSession.open does.
+import { join } from 'node:path';
+import type { ModelProvider, RetryPolicy } from '@infinity-code/runtime';
+import { loadConfig, retryFromEnv, type Config } from './config.js';
+import { requireGitRoot } from './project.js';
+import { anthropicEnv } from './provider-env.js';
+import type { NetworkSetting } from './sandbox-config.js';
+import { SessionRegistry, type SessionInfo } from './sessions.js';
+
+export interface SessionRequest {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** --model; the config's otherwise. */
+  model?: string;
+  /** -c: the latest session of the project (a new one when there is none). */
+  continueLatest?: boolean;
+  /** -r: a session by id or unique id prefix. */
+  resume?: string;
+  /** The title of a session created now: the task, or what the TUI calls its sessions. */
+  title: string;
+  /** A model that needs no credentials (the demo's); the Anthropic API otherwise. */
+  provider?: ModelProvider;
+  /** --max-turns: completions per thread. */
+  maxTurns?: number;
+  /** --network: instead of the config's `sandbox.network`. */
+  network?: NetworkSetting;
+  /** --unsandboxed: commands run where the sandbox cannot confine them. */
+  unsandboxed?: boolean;
+}
+
+/** Everything a session is opened with (see AgentSession.open), the same for both front ends. */
+export interface SessionSetup {
+  /** The repository's root. */
+  root: string;
+  config: Config;
+  model: string;
+  /** From INFINITY_CODE_RETRY: retry and timeout settings of model calls. */
+  retry?: Partial<RetryPolicy>;
+  /** The project's sessions: where a session's sandboxes are recorded for -c. */
+  registry: SessionRegistry;
+  /** The session to run first; its id is its root thread's. */
+  session: SessionInfo;
+  /** The model provider given (the demo's)... */
+  provider?: ModelProvider;
+  /** ...or else the Anthropic API's credentials (checked here, used when the session opens). */
+  credentials?: { apiKey: string; baseURL?: string };
+  maxTurns?: number;
+  network?: NetworkSetting;
+  unsandboxed: boolean;
+}
+
+/**
+ * Checks what can be checked before anything starts (a git repository, valid config and
+ * INFINITY_CODE_RETRY, credentials), then picks the session: -r's, -c's, or a new one.
+ * Throws UserError with what to do.
+ */
+export function setUpSession(o: SessionRequest): SessionSetup {
+  const root = requireGitRoot(o.cwd);
+  const config = loadConfig({ env: o.env, projectRoot: root });
+  const retry = retryFromEnv(o.env);
+  const provider = o.provider ? { provider: o.provider } : { credentials: anthropicEnv(o.env) };
+  const registry = new SessionRegistry(join(root, '.infinity'));
+  const session = o.resume
+    ? registry.find(o.resume)
+    : o.continueLatest
+      ? (registry.latest() ?? registry.create(o.title))
+      : registry.create(o.title);
+  registry.touch(session.id);
+  return {
+    root,
+    config,
+    model: o.model ?? config.model,
+    ...provider,
+    ...(retry ? { retry } : {}),
+    registry,
+    session,
+    ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}),
+    ...(o.network !== undefined ? { network: o.network } : {}),
+    unsandboxed: o.unsandboxed === true,
+  };
+}
