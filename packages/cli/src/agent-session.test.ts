@@ -27,7 +27,7 @@ const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user
 
 /** "write x" creates x.txt; anything else is answered in words. */
 function brain(r: CompletionRequest) {
-  const last = r.messages.at(-1)!.content[0]!;
+  const last = r.messages.at(-1)!.content[0];
   const asked = last.type === 'text' ? /^write (\w+)$/.exec(last.text) : null;
   if (asked) return { toolCall: { name: 'create_file', input: { path: `${asked[1]}.txt`, content: `${asked[1]}\n` } } };
   return { text: 'Done.' };

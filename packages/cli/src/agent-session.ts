@@ -124,11 +124,11 @@ export class AgentSession {
     if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
     // The store first: if it can't open, no sandbox session is left behind.
     const store = new SqliteStore({ path: join(infinityDir, 'state.db') });
-    // The runtime answers where threads hang; it is made below, after the tools that need this.
-    let system: LocalSystem | undefined;
-    const sandboxes = new SessionSandboxes({
+    const sandboxes: SessionSandboxes = new SessionSandboxes({
       open: (rootId) => openSandboxes(setup, o, rootId),
-      threads: { threadRecord: (id) => system!.threadRecord(id) },
+      // The runtime says where threads hang; it is made below, after the tools that need this,
+      // and only ever asked once a thread runs.
+      threads: { threadRecord: (id) => system.threadRecord(id) },
     });
     const rootId = setup.session.id;
     let first: SandboxMap;
@@ -152,7 +152,7 @@ export class AgentSession {
       ...(o.askNetwork ? { askNetwork: o.askNetwork } : {}),
       signal: abortTools.signal,
     });
-    system = new LocalSystem({
+    const system: LocalSystem = new LocalSystem({
       store,
       provider: providerOf(setup),
       tools: [...tools.tools, ...(o.extraTools ?? [])],

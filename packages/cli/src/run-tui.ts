@@ -119,7 +119,7 @@ async function openController(
       });
       return broker.reviewer;
     },
-    askUncontained: approvals.ask,
+    askUncontained: (request, signal) => approvals.ask(request, signal),
     askNetwork: (request, signal) => approvals.ask({ ...request, kind: 'network' }, signal),
   });
   const edits = userEditsFeed({ root: setup.root, changed: () => agent.changedSinceBase() });
@@ -142,12 +142,11 @@ async function openController(
         const leftOut = review.describeLeftOut(diff.omitted);
         return { message: `${review.describeApply(result, 'the working tree')}${leftOut ? ` ${leftOut}` : ''}`, conflicts: result.conflicts };
       },
-      async listSessions() {
-        return setup.registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }));
-      },
-      async setModel(id) {
+      listSessions: () =>
+        Promise.resolve(setup.registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }))),
+      setModel(id) {
         agent.setModel(id);
-        return { contextWindow: setup.config.contextWindow };
+        return Promise.resolve({ contextWindow: setup.config.contextWindow });
       },
       async newSession() {
         const id = await agent.newSession(TITLE);

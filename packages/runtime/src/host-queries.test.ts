@@ -95,7 +95,7 @@ describe.each(['memory', 'sqlite'] as const)('host queries with the %s store', (
     await drained();
     expect(log).toEqual([]);
     const [ctx] = [...watch.ctxs.values()];
-    await ctx!.emit({ id: 'e1', content: 'the end', associative: true, final: true });
+    await ctx.emit({ id: 'e1', content: 'the end', associative: true, final: true });
     expect(await quiet).toEqual({ kind: 'quiescent' });
     expect(log).toEqual(['final event', 'quiescent']);
   });
@@ -138,7 +138,7 @@ describe('threadRecord with the SQLite store', () => {
     await system.sendUserText('root', 'go');
     await system.whenIdle();
     // Another connection spoils every stored message row: loading a history must now fail.
-    const db = new Database(path!);
+    const db = new Database(path);
     db.prepare("UPDATE messages SET data = 'not json'").run();
     db.close();
     const reader = new SqliteStore({ path: path! });
