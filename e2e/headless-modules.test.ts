@@ -41,7 +41,7 @@ describe('the module graph of a headless run', () => {
       nodeArgs: ['--import', RECORDER],
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ type: 'result', status: 'success', answer: 'Hello from the model.' });
+    expect(JSON.parse(r.stdout)).toMatchObject({ type: 'result', status: 'success', result: 'Hello from the model.' });
     const loaded = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
     // The recorder saw the run itself: the headless code, the runtime and SQLite.
     const modules = loaded.flatMap(sourcesOf);
