@@ -67,6 +67,7 @@ describe.each(combos)('event fields for UIs in %s mode with the %s store', (mode
     expect(spawned).toMatchObject({ kind: 'child', task: TASK });
     const child = spawned!.childId;
     const reports = ofType(h.events, 'event-injected').filter((e) => e.threadId === 'root');
+    expect(reports.map((e) => e.task)).toEqual([TASK, TASK]);
     expect(reports.map((e) => [e.source, e.childThreadId, e.report])).toEqual([
       ['report', child, { text: 'halfway there', closed: false, from: 'child', childThreadId: child }],
       ['report', child, { text: 'Parser fixed.', note: 'The user accepted it.', closed: true, from: 'child', childThreadId: child }],

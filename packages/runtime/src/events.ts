@@ -78,6 +78,8 @@ export type RuntimeEvent =
       report?: InjectedReport;
       /** source `parent`: the parent's message without the framing the model reads. */
       message?: string;
+      /** A report or message on a spawn call: the instructions that child was given. */
+      task?: string;
       /** source `event`: what the subscription's tool gave UIs to show of this event. */
       display?: ToolDisplay;
     }

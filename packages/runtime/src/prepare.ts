@@ -21,6 +21,7 @@ export interface Injected {
   attachment?: unknown;
   report?: InjectedReport;
   message?: string;
+  task?: string;
   display?: ToolDisplay;
 }
 
@@ -161,6 +162,7 @@ export class Preparer {
           childThreadId: body.childThreadId,
           attachment: body.attachment,
           ...(report ? { report } : {}),
+          ...taskOf(call),
         });
         return;
       }
@@ -170,6 +172,7 @@ export class Preparer {
         const message = body.message ?? readParentMessage(body.text);
         this.inject(input, 'parent', spawnCallId, call?.name ?? 'spawn_thread', call?.input ?? {}, [text(body.text)], false, {
           ...(message !== undefined ? { message } : {}),
+          ...taskOf(call),
         });
         return;
       }
@@ -245,6 +248,7 @@ export class Preparer {
     if (extra.final) info.final = true;
     if (extra.report) info.report = extra.report;
     if (extra.message !== undefined) info.message = extra.message;
+    if (extra.task !== undefined) info.task = extra.task;
     if (extra.display) info.display = extra.display;
     this.injected.push(info);
     this.accept(input);
@@ -261,4 +265,10 @@ export class Preparer {
     const sub = this.subscriptions.find((s) => s.callId === callId);
     return sub && { type: 'tool_use', id: callId, name: sub.name, input: sub.input };
   }
+}
+
+/** The instructions of a spawn call, which a report or a parent's message arrives on. */
+function taskOf(call: ToolUseBlock | undefined): { task?: string } {
+  const instructions = call?.name === 'spawn_thread' ? call.input.instructions : undefined;
+  return typeof instructions === 'string' ? { task: instructions } : {};
 }
