@@ -65,7 +65,7 @@ describe.each(combos)('event fields for UIs in %s mode with the %s store', (mode
 
     const [spawned] = ofType(h.events, 'thread-spawned');
     expect(spawned).toMatchObject({ kind: 'child', task: TASK });
-    const child = spawned!.childId;
+    const child = spawned.childId;
     const reports = ofType(h.events, 'event-injected').filter((e) => e.threadId === 'root');
     expect(reports.map((e) => e.task)).toEqual([TASK, TASK]);
     expect(reports.map((e) => [e.source, e.childThreadId, e.report])).toEqual([
@@ -104,7 +104,7 @@ describe.each(combos)('event fields for UIs in %s mode with the %s store', (mode
     const h = makeHarness(mode, storeKind, { brain });
     await h.send(userText('root', 'go', 'u1'));
     await h.settle();
-    const child = ofType(h.events, 'thread-spawned')[0]!.childId;
+    const child = ofType(h.events, 'thread-spawned')[0].childId;
     const message = ofType(h.events, 'event-injected').find((e) => e.threadId === child);
     expect(message).toMatchObject({ source: 'parent', message: 'use tabs' });
     expect(resultText(message!.content)).not.toBe('use tabs');
@@ -129,7 +129,7 @@ describe.each(combos)('event fields for UIs in %s mode with the %s store', (mode
     const h = makeHarness(mode, storeKind, { brain, tools: [watch, hold] });
     await h.send(userText('t', 'watch', 'u1'));
     await h.settle();
-    const ctx = [...watch.ctxs.values()][0]!;
+    const ctx = [...watch.ctxs.values()][0];
 
     await h.send(userText('t', 'wait', 'u2'));
     await h.settleSlices();

@@ -77,16 +77,16 @@ export interface ReportFrame {
 /** The framing and its readers for one set of phrases. The names are the module's exports. */
 export interface Wording {
   /** The text the parent's model reads: the framing, the report, then the reviewer's note. */
-  frameReport(frame: ReportFrame, report: string, note?: string): string;
+  frameReport: (frame: ReportFrame, report: string, note?: string) => string;
   /** A report's framing read back; undefined when the text is framed as no report. */
-  readReport(text: string): InjectedReport | undefined;
-  frameParentMessage(message: string): string;
+  readReport: (text: string) => InjectedReport | undefined;
+  frameParentMessage: (message: string) => string;
   /** The parent's own words; undefined when the text is framed as no parent message. */
-  readParentMessage(text: string): string | undefined;
+  readParentMessage: (text: string) => string | undefined;
   /** A summary message's text; the owner's identity line goes last (see history-view.ts). */
-  frameSummary(summary: string, ownerStack: readonly string[]): string;
+  frameSummary: (summary: string, ownerStack: readonly string[]) => string;
   /** The summary itself; undefined when the text is no summary. */
-  readSummary(text: string): string | undefined;
+  readSummary: (text: string) => string | undefined;
   INTERRUPTED_BY_USER: string;
   WOKEN_BY_INPUT: string;
   INTERRUPTED_BY_RESTART: string;
@@ -106,7 +106,7 @@ export function wordingWith(p: Phrases): Wording {
     { read: closed.readWithNote, closed: true, from: 'child', silent: true },
   ];
   return {
-    frameReport(frame, report, note) {
+    frameReport: (frame, report, note) => {
       const values = { child: frame.childThreadId, subscription: frame.subscriptionId ?? 'unknown' };
       let head: string;
       if (frame.from === 'event') head = frame.closed ? eventClosedWith.fill(values) : p.eventReport;
@@ -115,7 +115,7 @@ export function wordingWith(p: Phrases): Wording {
       const body = `${head}${report}`;
       return note ? `${body}\n\n${note}` : body;
     },
-    readReport(text) {
+    readReport: (text) => {
       for (const r of readers) {
         const m = r.read(text);
         if (!m) continue;

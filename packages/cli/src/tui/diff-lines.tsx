@@ -26,6 +26,6 @@ export function DiffLines({ diff, max = DIFF_LINES }: { diff: string; max?: numb
 /** How many lines of unified diff file headers (`---` and `+++`) come first. */
 function headerLength(lines: readonly string[]): number {
   let n = 0;
-  while (n < lines.length && /^(---|\+\+\+) /.test(lines[n]!)) n++;
+  while (n < lines.length && /^(---|\+\+\+) /.test(lines[n])) n++;
   return n;
 }
