@@ -68,7 +68,8 @@ export function textPrinter(w: HeadlessWriters, rootId: string): (e: RuntimeEven
         w.err(`${who(e.threadId)}● ${e.display ?? `${e.call.name} ${JSON.stringify(e.call.input)}`}\n`);
         return;
       case 'tool-result': {
-        const first = resultText(e.content).split('\n')[0] ?? '';
+        // What the tool gave UIs to show, or the first line of what the model reads.
+        const first = e.display?.summary ?? resultText(e.content).split('\n')[0] ?? '';
         w.err(`${who(e.threadId)}  ${e.isError ? '✗' : '⎿'} ${first.length > 120 ? `${first.slice(0, 117)}...` : first}\n`);
         return;
       }
@@ -78,7 +79,7 @@ export function textPrinter(w: HeadlessWriters, rootId: string): (e: RuntimeEven
       case 'event-injected':
         if (e.source === 'report') w.err(`${who(e.threadId)}  ◆ report from ${e.childThreadId ?? 'a child'}\n`);
         else if (e.source === 'event') {
-          const first = resultText(e.content).trim().split('\n').slice(-1)[0] ?? '';
+          const first = e.display?.summary ?? resultText(e.content).trim().split('\n').slice(-1)[0] ?? '';
           w.err(`${who(e.threadId)}  ⋯ ${first.length > 120 ? `${first.slice(0, 117)}...` : first}\n`);
         }
         return;

@@ -2,6 +2,7 @@ import type { RuntimeServices } from './services.js';
 import type { ThreadRecord } from './store.js';
 import { closeThread, deliverReport, spawnChild } from './thread-lifecycle.js';
 import type { AsyncTool, SyncTool, Tool } from './tool.js';
+import { frameParentMessage } from './wording.js';
 import { localTimeZone, zonedInstant } from './zoned-time.js';
 
 const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
@@ -60,6 +61,7 @@ export function builtinTools(s: RuntimeServices): Tool[] {
         content:
           `Spawned thread ${childId}. It works in parallel; its reports will arrive on this call. ` +
           "Don't do its task yourself.",
+        display: { summary: `started thread ${childId}` },
         spawned: childId,
       };
     },
@@ -82,12 +84,8 @@ export function builtinTools(s: RuntimeServices): Tool[] {
           content: 'Error: this is the root thread, which has no parent to report to. Answer the user directly instead.',
         };
       }
-      const prefix =
-        t.kind === 'event'
-          ? 'Report from temporary child thread created to process a subscription event:\n'
-          : 'Report from child thread: ';
-      const note = await deliverReport(s, t, `report:${t.id}:${ctx.call.id}`, String(input.report), prefix);
-      return { content: note ? `Report sent to parent thread. ${note}` : 'Report sent to parent thread.' };
+      const note = await deliverReport(s, t, `report:${t.id}:${ctx.call.id}`, String(input.report), { closed: false });
+      return { content: note ? `Report sent to parent thread. ${note}` : 'Report sent to parent thread.', display: { summary: 'report sent' } };
     },
   };
 
@@ -113,7 +111,7 @@ export function builtinTools(s: RuntimeServices): Tool[] {
       const report = typeof input.report_to_parent === 'string' ? input.report_to_parent : undefined;
       // The live record: closing marks it in place, so a cached copy of the thread stays current.
       await closeThread(s, ctx.thread as ThreadRecord, report);
-      return { content: 'Thread closed.', stop: true };
+      return { content: 'Thread closed.', display: { summary: 'thread closed' }, stop: true };
     },
   };
 
@@ -135,9 +133,9 @@ export function builtinTools(s: RuntimeServices): Tool[] {
       await s.deliver({
         id: `msg:${ctx.call.id}`,
         threadId: childId,
-        body: { kind: 'parent_message', text: `Message from parent thread: ${String(input.message)}` },
+        body: { kind: 'parent_message', text: frameParentMessage(String(input.message)), message: String(input.message) },
       });
-      return { content: 'Message sent to child thread.' };
+      return { content: 'Message sent to child thread.', display: { summary: 'message sent' } };
     },
   };
 
@@ -155,7 +153,7 @@ export function builtinTools(s: RuntimeServices): Tool[] {
       if (tool?.kind === 'async') {
         tool.cancel?.({ threadId: ctx.threadId, threadStack: ctx.threadStack, call: { id, name: sub.name, input: sub.input }, thread: ctx.thread });
       }
-      return { content: `Subscription '${id}' cancelled successfully.`, unsubscribe: [id] };
+      return { content: `Subscription '${id}' cancelled successfully.`, display: { summary: 'subscription cancelled' }, unsubscribe: [id] };
     },
   };
 

@@ -56,6 +56,7 @@ export function asyncContext(
         toolResult(thread.id, call.id, asResultContent(output.content), {
           isError: output.isError === true,
           subscription: output.subscription === true,
+          ...(output.display ? { display: output.display } : {}),
         }),
       );
     },
@@ -64,6 +65,7 @@ export function asyncContext(
       if (event.isError) body.isError = true;
       if (event.final) body.final = true;
       if (event.associative) body.associative = true;
+      if (event.display) body.display = event.display;
       await deps.deliver({ id: event.id ?? `${call.id}:event:${seq++}`, threadId: thread.id, body });
     },
     progress: (text: string, opts?: { final?: boolean }) => {
@@ -72,7 +74,3 @@ export function asyncContext(
     },
   };
 }
-
-export const INTERRUPTED_BY_RESTART =
-  'Error: this tool call was interrupted because Infinity Code stopped while it ran; it may have ' +
-  'partly run. Check its effects before running it again.';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { userText } from './input.js';
-import { WOKEN_BY_INPUT } from './prepare.js';
+import { WOKEN_BY_INPUT } from './wording.js';
 import type { CompletionRequest } from './provider.js';
 import type { ScriptedReply } from './scripted-provider.js';
 import { lastText, makeHarness, shape, threadOf, toolUses, type Mode, type StoreKind } from './test-support/harness.js';

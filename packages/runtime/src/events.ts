@@ -1,7 +1,8 @@
 import type { InputMessage } from './input.js';
 import type { ResultContent, Usage } from './messages.js';
 import type { ModelErrorKind } from './errors.js';
-import type { ToolCall } from './tool.js';
+import type { ToolCall, ToolDisplay } from './tool.js';
+import type { InjectedReport } from './wording.js';
 
 export type SliceOutcome = 'completed' | 'awaiting-tool' | 'skipped' | 'interrupted' | 'failed';
 
@@ -29,7 +30,16 @@ export type RuntimeEvent =
       kind: ModelErrorKind;
       message: string;
     }
-  | { type: 'tool-call'; threadId: string; call: ToolCall; sync: boolean; display?: string }
+  | {
+      type: 'tool-call';
+      threadId: string;
+      call: ToolCall;
+      sync: boolean;
+      /** The tool's line for UIs, e.g. `$ npm test`. */
+      display?: string;
+      /** A wait (sleep): new input ends it, which is what it is for, not an interruption. */
+      passive?: true;
+    }
   | { type: 'turn-committed'; threadId: string; messages: number }
   | { type: 'tool-dispatched'; threadId: string; callId: string }
   | {
@@ -40,10 +50,19 @@ export type RuntimeEvent =
       isError: boolean;
       /** The call goes on in the background: its output follows as events. */
       subscription?: boolean;
+      /** What the tool gave UIs to show of the outcome (absent: show the content). */
+      display?: ToolDisplay;
     }
   /** Output of a running call as it happens (UI only: never stored, never seen by the model). */
   | { type: 'tool-progress'; threadId: string; callId: string; text: string; final?: boolean }
-  | { type: 'tool-interrupted'; threadId: string; callId: string; reason: 'user' | 'input' | 'restart' }
+  | {
+      type: 'tool-interrupted';
+      threadId: string;
+      callId: string;
+      reason: 'user' | 'input' | 'restart';
+      /** The call was a wait (sleep) that the input ended: it did its job. */
+      passive?: true;
+    }
   | {
       type: 'event-injected';
       threadId: string;
@@ -55,8 +74,24 @@ export type RuntimeEvent =
       attachment?: unknown;
       /** The subscription's last event (e.g. a background command exited). */
       final?: boolean;
+      /** source `report`: the child's report without the framing the model reads. */
+      report?: InjectedReport;
+      /** source `parent`: the parent's message without the framing the model reads. */
+      message?: string;
+      /** A report or message on a spawn call: the instructions that child was given. */
+      task?: string;
+      /** source `event`: what the subscription's tool gave UIs to show of this event. */
+      display?: ToolDisplay;
     }
-  | { type: 'thread-spawned'; threadId: string; childId: string; kind: 'child' | 'event' | 'compaction'; spawnCallId: string }
+  | {
+      type: 'thread-spawned';
+      threadId: string;
+      childId: string;
+      kind: 'child' | 'event' | 'compaction';
+      spawnCallId: string;
+      /** kind `child`: the instructions its parent gave it. */
+      task?: string;
+    }
   | { type: 'thread-closed'; threadId: string }
   | { type: 'compaction-started'; threadId: string; childId: string }
   | { type: 'compaction-applied'; threadId: string }
@@ -68,6 +103,11 @@ export type RuntimeEvent =
       completions: number;
       /** Input tokens of the last completion: how full the context is. */
       contextTokens: number;
+      /**
+       * Outcome `awaiting-tool`: what the thread waits on. `passive` when every call it waits on
+       * is a wait (sleep): any event or message wakes it. `active` when work is under way.
+       */
+      waiting?: 'passive' | 'active';
     }
   | { type: 'error'; threadId: string; kind: ModelErrorKind | 'store' | 'tool' | 'budget'; message: string };
 

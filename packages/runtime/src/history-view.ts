@@ -1,7 +1,7 @@
 import type { HistoryMessage } from './messages.js';
 import { text } from './messages.js';
 import type { CompactionSummary } from './store.js';
-import { stackLine } from './thread-identity.js';
+import { frameSummary } from './wording.js';
 
 /** What the view needs to know of a thread; both stores answer it synchronously. */
 export interface ViewThread {
@@ -33,7 +33,7 @@ export interface View {
 export function summaryMessage(summary: string, ownerStack: readonly string[]): HistoryMessage {
   return {
     role: 'user',
-    content: [text(`[Summary of the conversation so far]\n${summary}\n\n${stackLine(ownerStack)}`)],
+    content: [text(frameSummary(summary, ownerStack))],
   };
 }
 

@@ -1,4 +1,6 @@
 import type { ResultContent } from './messages.js';
+import type { ToolDisplay } from './tool.js';
+import type { InjectedReport } from './wording.js';
 
 /**
  * Everything that can wake a thread arrives as one InputMessage on its queue. `id` is the stable
@@ -34,6 +36,8 @@ export interface ToolResultInput {
   isError?: boolean;
   /** The result starts a subscription owned by the thread (its events follow later). */
   subscription?: boolean;
+  /** For UIs only: what the tool gave them to show (not stored in history). */
+  display?: ToolDisplay;
 }
 
 /** An event of a subscription started by the call `toolUseId` (a result flagged `subscription`). */
@@ -44,6 +48,8 @@ export interface EventInput {
   isError?: boolean;
   /** The subscription's last event. */
   final?: boolean;
+  /** For UIs only: what the tool gave them to show (not stored in history). */
+  display?: ToolDisplay;
   /**
    * Associative: appended to the subscribing thread's own history. Otherwise threaded: handled by
    * an ephemeral child thread, leaving the subscriber's history untouched unless the child reports.
@@ -56,7 +62,13 @@ export interface ReportInput {
   kind: 'report';
   spawnCallId: string;
   childThreadId: string;
+  /** What the parent's model reads: the runtime's framing, the report, the reviewer's note. */
   text: string;
+  /**
+   * The same for UIs, without the framing (see InjectedReport). Absent in inputs queued by an
+   * older version: the report is then read back from `text`.
+   */
+  report?: InjectedReport;
   /** Structured data for UIs (the CLI attaches the child's diff); not shown to the model. */
   attachment?: unknown;
 }
@@ -64,7 +76,10 @@ export interface ReportInput {
 /** A message from the parent, shown on the child's own `spawn_thread` call. */
 export interface ParentMessageInput {
   kind: 'parent_message';
+  /** What the child's model reads (framed). */
   text: string;
+  /** The parent's own words, for UIs; absent in inputs queued by an older version. */
+  message?: string;
 }
 
 /** Start compacting the thread's history. */
@@ -91,10 +106,11 @@ export function toolResult(
   threadId: string,
   toolUseId: string,
   content: ResultContent[],
-  opts: { isError?: boolean; subscription?: boolean; id?: string } = {},
+  opts: { isError?: boolean; subscription?: boolean; id?: string; display?: ToolDisplay } = {},
 ): InputMessage {
   const body: ToolResultInput = { kind: 'tool_result', toolUseId, content };
   if (opts.isError) body.isError = true;
   if (opts.subscription) body.subscription = true;
+  if (opts.display) body.display = opts.display;
   return { id: opts.id ?? toolUseId, threadId, body };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { asyncContext, INTERRUPTED_BY_RESTART } from './dispatch.js';
+import { asyncContext } from './dispatch.js';
 import { SystemClosingError } from './errors.js';
 import { EventBus, type Observer } from './events.js';
 import type { InputMessage } from './input.js';
@@ -12,6 +12,7 @@ import type { LoadedThread, ThreadRecord, ThreadUsage } from './store.js';
 import { sliceDeps, type SystemOptions } from './system-options.js';
 import { ThreadCache } from './thread-cache.js';
 import { TimerScheduler } from './timer-scheduler.js';
+import { INTERRUPTED_BY_RESTART } from './wording.js';
 
 export interface LocalSystemOptions extends SystemOptions {
   /** Upper bound of messages kept in the loaded-thread cache (0 disables it). */

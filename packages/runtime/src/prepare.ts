@@ -6,10 +6,8 @@ import { text } from './messages.js';
 import { toolResultMessage, userTextMessage } from './history.js';
 import { answer, isComplete, resultBlock, resultsMessage, unanswered, unansweredCall } from './batch.js';
 import type { PendingCall, Subscription, ThreadRecord } from './store.js';
-import { INJECTED_TOOL_NAME } from './tool-registry.js';
-
-export const INTERRUPTED_BY_USER = 'Tool call interrupted by user';
-export const WOKEN_BY_INPUT = 'The wait ended early: new input arrived.';
+import type { ToolDisplay } from './tool.js';
+import { INJECTED_TOOL_NAME, INTERRUPTED_BY_USER, readParentMessage, readReport, WOKEN_BY_INPUT, type InjectedReport } from './wording.js';
 
 export type DropReason = 'duplicate' | 'stale' | 'closed' | 'inactive';
 
@@ -21,6 +19,10 @@ export interface Injected {
   content: ResultContent[];
   childThreadId?: string;
   attachment?: unknown;
+  report?: InjectedReport;
+  message?: string;
+  task?: string;
+  display?: ToolDisplay;
 }
 
 export interface PrepareContext {
@@ -148,21 +150,30 @@ export class Preparer {
         }
         this.inject(input, 'event', body.toolUseId, sub.name, sub.input, body.content, body.isError === true, {
           final: body.final === true,
+          ...(body.display ? { display: body.display } : {}),
         });
         return;
       }
       case 'report': {
         const call = this.findCall(body.spawnCallId);
+        // Queued by an older version without the UI's copy: read back from the framing.
+        const report = body.report ?? readReport(body.text);
         this.inject(input, 'report', body.spawnCallId, call?.name ?? 'spawn_thread', call?.input ?? {}, [text(body.text)], false, {
           childThreadId: body.childThreadId,
           attachment: body.attachment,
+          ...(report ? { report } : {}),
+          ...taskOf(call),
         });
         return;
       }
       case 'parent_message': {
         const spawnCallId = this.ctx.record.spawnCallId ?? 'unknown';
         const call = this.findCall(spawnCallId);
-        this.inject(input, 'parent', spawnCallId, call?.name ?? 'spawn_thread', call?.input ?? {}, [text(body.text)], false);
+        const message = body.message ?? readParentMessage(body.text);
+        this.inject(input, 'parent', spawnCallId, call?.name ?? 'spawn_thread', call?.input ?? {}, [text(body.text)], false, {
+          ...(message !== undefined ? { message } : {}),
+          ...taskOf(call),
+        });
         return;
       }
       case 'compaction':
@@ -215,7 +226,7 @@ export class Preparer {
     originalArgs: Record<string, unknown>,
     content: ResultContent[],
     isError: boolean,
-    extra: { childThreadId?: string; attachment?: unknown; final?: boolean } = {},
+    extra: Omit<Injected, 'injectedId' | 'source' | 'originalCallId' | 'content'> = {},
   ): void {
     this.settlePending('input');
     const injectedId = derivedId('toolu_ev_', this.ctx.record.id, input.id);
@@ -235,6 +246,10 @@ export class Preparer {
     if (extra.childThreadId !== undefined) info.childThreadId = extra.childThreadId;
     if (extra.attachment !== undefined) info.attachment = extra.attachment;
     if (extra.final) info.final = true;
+    if (extra.report) info.report = extra.report;
+    if (extra.message !== undefined) info.message = extra.message;
+    if (extra.task !== undefined) info.task = extra.task;
+    if (extra.display) info.display = extra.display;
     this.injected.push(info);
     this.accept(input);
   }
@@ -250,4 +265,10 @@ export class Preparer {
     const sub = this.subscriptions.find((s) => s.callId === callId);
     return sub && { type: 'tool_use', id: callId, name: sub.name, input: sub.input };
   }
+}
+
+/** The instructions of a spawn call, which a report or a parent's message arrives on. */
+function taskOf(call: ToolUseBlock | undefined): { task?: string } {
+  const instructions = call?.name === 'spawn_thread' ? call.input.instructions : undefined;
+  return typeof instructions === 'string' ? { task: instructions } : {};
 }

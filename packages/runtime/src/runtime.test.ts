@@ -3,7 +3,7 @@ import { ModelError } from './errors.js';
 import { toolResult, userText } from './input.js';
 import type { CompletionRequest } from './provider.js';
 import type { ScriptedReply } from './scripted-provider.js';
-import { INTERRUPTED_BY_USER } from './prepare.js';
+import { INTERRUPTED_BY_USER } from './wording.js';
 import { makeHarness, shape, type Mode, type StoreKind } from './test-support/harness.js';
 import { echoTool, heldTool } from './test-support/tools.js';
 import type { SyncTool } from './tool.js';

@@ -184,6 +184,7 @@ function resolveBatch(deps: SliceDeps, threadId: string, calls: readonly Complet
       call: { id: call.id, name: call.name, input: call.input },
       sync: resolution.kind !== 'async',
       ...(display === undefined ? {} : { display }),
+      ...(resolution.kind === 'async' && resolution.tool.passive === true ? { passive: true as const } : {}),
     });
     batch.push({ id: call.id, name: call.name, input: resolution.kind === 'error' ? call.input : resolution.input, dispatched: false });
     if (resolution.kind === 'error') errors.push({ id: call.id, message: resolution.message });
@@ -285,6 +286,7 @@ function announce(deps: SliceDeps, thread: LoadedThread, prep: Preparer): void {
         content: body.content,
         isError: body.isError === true,
         ...(body.subscription ? { subscription: true } : {}),
+        ...(body.display ? { display: body.display } : {}),
       });
     } else if (body.kind === 'user_text') {
       bus.emit({ type: 'input-accepted', threadId, input });
@@ -296,7 +298,8 @@ function announce(deps: SliceDeps, thread: LoadedThread, prep: Preparer): void {
     if (tool?.kind === 'async') {
       tool.cancel?.({ threadId, threadStack: thread.record.stack, call, thread: thread.record });
     }
-    bus.emit({ type: 'tool-interrupted', threadId, callId: call.id, reason });
+    const passive = deps.tools.isPassive(call.name);
+    bus.emit({ type: 'tool-interrupted', threadId, callId: call.id, reason, ...(passive ? { passive: true as const } : {}) });
     // The call has its (synthetic) result now: observers that pair calls with results see it.
     bus.emit({ type: 'tool-result', threadId, toolUseId: call.id, content: result.content, isError: result.is_error === true });
   }
@@ -323,6 +326,13 @@ async function finish(deps: SliceDeps, thread: LoadedThread, tx: Turn, outcome: 
     usage: tx.sliceUsage,
     completions: tx.sliceCompletions,
     contextTokens: thread.record.contextTokens,
+    ...(outcome === 'awaiting-tool' ? { waiting: waitingOn(deps, thread.record) } : {}),
   });
   return outcome;
+}
+
+/** Whether the calls a thread waits on are all waits (sleep), which any input ends. */
+function waitingOn(deps: SliceDeps, record: ThreadRecord): 'passive' | 'active' {
+  const open = record.batch.filter((c) => c.result === undefined && !c.inherited);
+  return open.length > 0 && open.every((c) => deps.tools.isPassive(c.name)) ? 'passive' : 'active';
 }

@@ -10,6 +10,11 @@ export function stackLine(stack: readonly string[]): string {
 
 const STACK_LINE = /Thread stack: (\[[^\]\n]*\])/g;
 
+/** `text` without the identity line that ends it (a summary's owner line, for UIs). */
+export function withoutStackLine(text: string): string {
+  return text.replace(/\n*Thread stack: \[[^\]\n]*\]\s*$/, '');
+}
+
 /**
  * The stack of the thread a Messages API request is for: the last identity line in it, reading
  * the system prompt first, then the messages in order (text blocks and tool results). Takes the

@@ -7,7 +7,7 @@ import { safePoint } from './history-view.js';
 import type { RuntimeServices } from './services.js';
 import type { LoadedThread, PendingCall, Subscription, ThreadRecord } from './store.js';
 import { stackLine } from './thread-identity.js';
-import { INJECTED_TOOL_NAME } from './tool-registry.js';
+import { frameReport, INJECTED_TOOL_NAME, type InjectedReport, type ReportFrame } from './wording.js';
 
 export const COMPACTION_TOOL_NAME = '__harness_begin_compaction__';
 
@@ -38,7 +38,15 @@ export async function spawnChild(
     batch: parent.batch.map((c) => ({ id: c.id, name: c.name, input: c.input, dispatched: true, inherited: true })),
     seed: [],
   });
-  s.bus.emit({ type: 'thread-spawned', threadId: parent.id, childId, kind: 'child', spawnCallId: callId });
+  const instructions = parent.batch.find((c) => c.id === callId)?.input.instructions;
+  s.bus.emit({
+    type: 'thread-spawned',
+    threadId: parent.id,
+    childId,
+    kind: 'child',
+    spawnCallId: callId,
+    ...(typeof instructions === 'string' ? { task: instructions } : {}),
+  });
   return childId;
 }
 
@@ -181,17 +189,9 @@ export async function closeThread(s: RuntimeServices, thread: ThreadRecord, repo
     }
     await s.deliver({ id: `compacted:${thread.id}`, threadId: parentId, body: { kind: 'compaction_complete', childThreadId: thread.id } });
   } else if (thread.kind === 'event') {
-    if (report) {
-      const prefix =
-        `An event from your subscription ${thread.spawnCallId} was processed by a child thread ${thread.id}. ` +
-        'The subscription remains active. Report from the child:\n';
-      await deliverReport(s, thread, `closed:${thread.id}`, report, prefix);
-    }
+    if (report) await deliverReport(s, thread, `closed:${thread.id}`, report, { closed: true });
   } else {
-    const prefix = report
-      ? `Child thread with ID ${thread.id} has shut down. Report from child thread: `
-      : `Child thread with ID ${thread.id} has shut down`;
-    await deliverReport(s, thread, `closed:${thread.id}`, report ?? '', prefix);
+    await deliverReport(s, thread, `closed:${thread.id}`, report ?? '', { closed: true });
   }
   await s.store.closeThread(thread.id);
   thread.status = 'closed';
@@ -199,23 +199,29 @@ export async function closeThread(s: RuntimeServices, thread: ThreadRecord, repo
 }
 
 /**
- * Sends a child's report to its parent, after the reviewer (if any) had its say. Returns the
- * reviewer's note, which the parent also reads.
+ * Sends a child's report to its parent, after the reviewer (if any) had its say: framed for the
+ * parent's model, and as it is for UIs. Returns the reviewer's note, which the parent also reads.
  */
 export async function deliverReport(
   s: RuntimeServices,
   child: Readonly<ThreadRecord>,
   inputId: string,
   report: string,
-  prefix: string,
+  how: { closed: boolean },
 ): Promise<string | undefined> {
   if (child.parentId === null) return undefined;
   const review = s.reviewReport ? await s.reviewReport(child as ThreadRecord, report, { signal: s.closing }) : {};
+  const from = child.kind === 'event' ? 'event' : 'child';
+  const frame: ReportFrame = { from, closed: how.closed, childThreadId: child.id };
+  if (child.spawnCallId !== null) frame.subscriptionId = child.spawnCallId;
+  const shown: InjectedReport = { text: report, closed: how.closed, from, childThreadId: child.id };
+  if (review.note) shown.note = review.note;
   const body: ReportInput = {
     kind: 'report',
     spawnCallId: child.spawnCallId ?? 'unknown',
     childThreadId: child.id,
-    text: review.note ? `${prefix}${report}\n\n${review.note}` : `${prefix}${report}`,
+    text: frameReport(frame, report, review.note),
+    report: shown,
   };
   if (review.attachment !== undefined) body.attachment = review.attachment;
   await s.deliver({ id: inputId, threadId: child.parentId, body });

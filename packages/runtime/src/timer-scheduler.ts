@@ -7,7 +7,9 @@ import type { RuntimeStore, Timer } from './store.js';
 const MAX_DELAY = 2 ** 31 - 1;
 
 export function timerResult(t: Timer): InputMessage {
-  return toolResult(t.threadId, t.callId, [text(`The wait is over (timer due at ${new Date(t.dueAt).toISOString()}).`)]);
+  return toolResult(t.threadId, t.callId, [text(`The wait is over (timer due at ${new Date(t.dueAt).toISOString()}).`)], {
+    display: { summary: 'the wait is over' },
+  });
 }
 
 /**

@@ -2,8 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { CompletionToolCall } from './completion.js';
 import type { AsyncTool, SyncTool, Tool, ToolDefinition } from './tool.js';
 import { toolDefinition } from './tool.js';
-
-export const INJECTED_TOOL_NAME = 'receive_event__injected';
+import { INJECTED_TOOL_NAME } from './wording.js';
 
 export type Resolution =
   | { kind: 'error'; message: string }

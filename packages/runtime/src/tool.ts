@@ -22,8 +22,26 @@ export interface ToolCall {
   input: Record<string, unknown>;
 }
 
+/**
+ * What a UI shows of a call's outcome, beside the content the model reads: never stored in
+ * history, never seen by the model. Every field is optional; a UI falls back to the call's display
+ * line and the content's first line (a tool server's tools give none).
+ */
+export interface ToolDisplay {
+  /** The call's line once it ran, e.g. `Edit src/a.ts` (replaces its `display` line). */
+  title?: string;
+  /** The outcome in a few words, e.g. `+3 -1`, `12 matches in 4 files`, `exit code 1`. */
+  summary?: string;
+  /** What the call changed, as a unified diff (file edits). */
+  diff?: string;
+  /** A few lines worth showing under the summary (the end of a command's output). */
+  output?: string[];
+}
+
 export interface ToolOutput {
   content: string | ResultContent[];
+  /** For UIs only (see ToolDisplay). */
+  display?: ToolDisplay;
   isError?: boolean;
   /** The call keeps going: events for it follow (DESIGN §2, subscriptions). */
   subscription?: boolean;
@@ -51,6 +69,8 @@ export interface ToolContext {
 /** One event of a subscription (after a result flagged `subscription`). */
 export interface ToolEvent {
   content: string | ResultContent[];
+  /** For UIs only (see ToolDisplay), e.g. a command's exit status on its final event. */
+  display?: ToolDisplay;
   /** Stable id (dedup key); give one when events may be re-emitted after a restart. */
   id?: string;
   isError?: boolean;

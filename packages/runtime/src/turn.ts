@@ -71,7 +71,14 @@ export class Turn {
     const content = asResultContent(output.content);
     const isError = output.isError === true;
     this.batch = answer(this.batch, callId, resultBlock(callId, content, isError));
-    bus.emit({ type: 'tool-result', threadId: this.thread.record.id, toolUseId: callId, content, isError });
+    bus.emit({
+      type: 'tool-result',
+      threadId: this.thread.record.id,
+      toolUseId: callId,
+      content,
+      isError,
+      ...(output.display ? { display: output.display } : {}),
+    });
   }
 
   /** When every call of the batch is answered, its results join history (true if so). */

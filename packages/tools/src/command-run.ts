@@ -1,11 +1,12 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { AsyncToolContext, ToolOutput } from '@infinity-code/runtime';
+import type { AsyncToolContext, ToolDisplay, ToolOutput } from '@infinity-code/runtime';
 import type { ExecProcess, ExecResult, Sandbox } from '@infinity-code/sandbox';
 import type { CallTurn } from './call-order.js';
 import { errorText } from './errors.js';
 import type { CommandTimeouts, OutputLimits } from './options.js';
 import { OutputBuffer } from './output-buffer.js';
 import { ProgressLines } from './progress-lines.js';
+import { lastLines } from './text-lines.js';
 
 type ToolEvent = Parameters<AsyncToolContext['emit']>[0];
 
@@ -49,6 +50,15 @@ const OFFLINE = /EAI_AGAIN|ENOTFOUND|ENETUNREACH|getaddrinfo|Network is unreacha
 /** True when a failed command's output says it could not reach the network. */
 export function looksOffline(output: string): boolean {
   return OFFLINE.test(output);
+}
+
+/** Lines of a command's output a UI gets with its outcome. */
+const SHOWN_LINES = 3;
+
+/** How a run ended: the line the model reads, and the same in a few words for UIs. */
+interface Ending {
+  line: string;
+  summary: string;
 }
 
 /** Where a run is: answering inline (fast), streaming as a subscription, or over. */
@@ -132,7 +142,7 @@ export class CommandRun {
     if (looksOffline(output) && (await this.deps.askNetwork(this.abort.signal)) && !this.cancelled) {
       // The user let this one command use the machine's network: run it again, and say so.
       this.buffer = new OutputBuffer(this.deps.limits);
-      return this.finish(await this.execute(sb, true), `${NETWORK_RERUN}\n`);
+      return this.finish(await this.execute(sb, true), `${NETWORK_RERUN}\n`, undefined, true);
     }
     return this.finish(result, '', output);
   }
@@ -154,18 +164,32 @@ export class CommandRun {
     return result;
   }
 
-  /** Answers with the run's output (`output` when it was taken already) and exit status. */
-  private finish(result: ExecResult, note: string, output?: string): void {
-    const status = this.timedOut ? this.limitLine() : this.cancelled ? '[cancelled]' : statusLine(result);
-    this.ctx.progress(status, { final: true });
+  /**
+   * Answers with the run's output (`output` when it was taken already) and exit status.
+   * `rerun`: this was the run again with the machine's network (`note` says so to the model).
+   */
+  private finish(result: ExecResult, note: string, output?: string, rerun = false): void {
+    const end = this.ending(result);
+    this.ctx.progress(end.line, { final: true });
+    const summary = rerun ? `${end.summary}, run again with the machine's network` : end.summary;
     if (this.phase === 'fast') {
       // Cancelled while answering inline means the call was interrupted: the runtime has already
       // closed it and drops this answer, but expects one.
       const out = output ?? this.buffer.rest();
-      return this.answer({ content: `${note}${out === '' ? '(no output)' : out}\n${status}`, isError: this.cancelled || this.timedOut });
+      return this.answer({
+        content: `${note}${out === '' ? '(no output)' : out}\n${end.line}`,
+        isError: this.cancelled || this.timedOut,
+        display: shown(summary, out),
+      });
     }
     const rest = this.buffer.rest();
-    this.emit({ content: rest === '' ? `${note}${status}` : `${note}${rest}\n${status}`, final: true }, 'final');
+    this.emit({ content: rest === '' ? `${note}${end.line}` : `${note}${rest}\n${end.line}`, final: true, display: shown(summary, rest) }, 'final');
+  }
+
+  private ending(result: ExecResult): Ending {
+    if (this.timedOut) return { line: this.limitLine(), summary: 'stopped at the time limit' };
+    if (this.cancelled) return { line: '[cancelled]', summary: 'cancelled' };
+    return exitStatus(result);
   }
 
   /** Kills the process group, like a cancel, but the command's answer says why. */
@@ -213,6 +237,7 @@ export class CommandRun {
         `(subscription id: ${id}). Its further output will arrive as events, and a final event will carry the exit ` +
         `code. Keep working meanwhile, or stop it with cancel_subscription {"tool_call_id": "${id}"}.\n` +
         `Output so far:\n${soFar === '' ? '(none)' : soFar}`,
+      display: shown('running in the background', soFar),
     });
     this.batchTimer = setInterval(() => this.flushBatch(true), this.deps.timeouts.batchMs);
     this.batchTimer.unref();
@@ -251,9 +276,16 @@ export class CommandRun {
   }
 }
 
-function statusLine(r: ExecResult): string {
-  if (r.exitCode !== null) return `[exit code: ${r.exitCode}]`;
-  return `[killed by signal ${r.signal ?? 'unknown'}]`;
+function exitStatus(r: ExecResult): Ending {
+  if (r.exitCode !== null) return { line: `[exit code: ${r.exitCode}]`, summary: `exit code ${r.exitCode}` };
+  const signal = r.signal ?? 'unknown';
+  return { line: `[killed by signal ${signal}]`, summary: `killed by signal ${signal}` };
+}
+
+/** What UIs show of a run: its outcome, and the last lines of its output. */
+function shown(summary: string, output: string): ToolDisplay {
+  const lines = lastLines(output, SHOWN_LINES);
+  return lines.length > 0 ? { summary, output: lines } : { summary };
 }
 
 function seconds(ms: number): string {

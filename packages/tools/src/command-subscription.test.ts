@@ -67,6 +67,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       const started = await agent.waitFor(isResult('cmd'));
       expect(started.isError).toBe(false);
       expect(textOf(started.content)).toMatch(/^Command is still running after 1\.5 s; it continues in the background \(subscription id: cmd\)\./);
+      expect(started.display).toMatchObject({ summary: 'running in the background' });
       // The thread keeps working: another tool call completes while the command runs.
       await readDone;
       expect(commandRunningAtRead).toBe('streaming');
@@ -84,6 +85,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       expect(injected.length).toBeGreaterThanOrEqual(3);
       expect(injected.length).toBeLessThanOrEqual(6);
       expect(texts.at(-1)).toMatch(/\[exit code: 0\]$/);
+      expect(injected.at(-1)!.display).toMatchObject({ summary: 'exit code 0' });
       expect(texts.slice(0, -1).every((t) => !t.includes('[exit code'))).toBe(true);
       // Every line arrives exactly once, in order, across the result and the events.
       const all = [textOf(started.content).split('Output so far:\n')[1]!, ...texts].join('\n');

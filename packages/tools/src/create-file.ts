@@ -52,5 +52,9 @@ async function createFile(sb: Sandbox, env: ToolEnv, input: Record<string, unkno
     throw err;
   });
   const diff = fileDiff(rel, null, content);
-  return { content: `Created file ${rel} (${plural(splitLines(content).length, 'line')}).\n\n${diff.text}` };
+  const lines = plural(splitLines(content).length, 'line');
+  return {
+    content: `Created file ${rel} (${lines}).\n\n${diff.text}`,
+    display: { title: `Create ${rel}`, summary: lines, diff: diff.text },
+  };
 }

@@ -61,5 +61,12 @@ async function editFile(sb: Sandbox, env: ToolEnv, input: Record<string, unknown
   await sb.writeFile(rel, edit.text);
   const diff = fileDiff(rel, content.text, edit.text);
   const how = edit.how === 'whitespace' ? ' (matched ignoring leading and trailing whitespace)' : '';
-  return { content: `Replaced text in ${rel}${how} (${changeSummary(diff)}).\n\n${diff.text}` };
+  return {
+    content: `Replaced text in ${rel}${how} (${changeSummary(diff)}).\n\n${diff.text}`,
+    display: {
+      title: `Edit ${rel}`,
+      summary: edit.how === 'whitespace' ? `${changeSummary(diff)}, matched ignoring indentation` : changeSummary(diff),
+      diff: diff.text,
+    },
+  };
 }

@@ -48,6 +48,11 @@ describe.each(backends)('create_file and edit_file (%s backend)', { timeout: 30_
       'Created file pkg/deep/new.ts (2 lines).\n\n--- /dev/null\n+++ b/pkg/deep/new.ts\n@@ -0,0 +1,2 @@\n+export const x = 1;\n+export const y = 2;',
     );
     expect(await sb.readText('pkg/deep/new.ts')).toBe('export const x = 1;\nexport const y = 2;\n');
+    expect(r.display).toEqual({
+      title: 'Create pkg/deep/new.ts',
+      summary: '2 lines',
+      diff: '--- /dev/null\n+++ b/pkg/deep/new.ts\n@@ -0,0 +1,2 @@\n+export const x = 1;\n+export const y = 2;',
+    });
     await expect(readFile(path.join(repo, 'pkg/deep/new.ts'))).rejects.toThrow(/ENOENT/);
   });
 
@@ -110,6 +115,8 @@ describe.each(backends)('create_file and edit_file (%s backend)', { timeout: 30_
       ].join('\n'),
     );
     expect(await sb.readText('src/math.ts')).toContain('  const sum = a + b;\n  return sum;\n}');
+    // UIs get the change and its diff as data, not inside the model's text.
+    expect(r.display).toEqual({ title: 'Edit src/math.ts', summary: '+2 -1', diff: r.text.slice(r.text.indexOf('--- a/')) });
   });
 
   it('edit_file falls back to a whitespace-tolerant line match, re-indenting the replacement', async () => {
@@ -121,6 +128,7 @@ describe.each(backends)('create_file and edit_file (%s backend)', { timeout: 30_
     expect(r.isError).toBe(false);
     expect(r.text).toContain('Replaced text in src/math.ts (matched ignoring leading and trailing whitespace) (+1 -1).');
     expect(r.text).toContain('-  return a - b;\n+return b - a;');
+    expect(r.display).toMatchObject({ title: 'Edit src/math.ts', summary: '+1 -1, matched ignoring indentation' });
     expect(await sb.readText('src/math.ts')).toMatch(/return b - a;\n}\n$/);
   });
 

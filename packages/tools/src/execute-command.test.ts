@@ -39,6 +39,12 @@ describe.each(backends)('execute_command, fast commands (%s backend)', { timeout
     expect(failed.text).toBe('failing\n[exit code: 3]');
     const quiet = await run('true');
     expect(quiet.text).toBe('(no output)\n[exit code: 0]');
+    // UIs get the status and the end of the output as data.
+    expect([r.display, failed.display, quiet.display]).toEqual([
+      { summary: 'exit code 0', output: ['hello from the repo', 'to stderr'] },
+      { summary: 'exit code 3', output: ['failing'] },
+      { summary: 'exit code 0' },
+    ]);
     const killed = await run("sh -c 'kill -9 $$'");
     expect(killed.text).toMatch(/\n\[exit code: 137\]$/);
   });

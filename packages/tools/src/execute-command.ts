@@ -116,7 +116,7 @@ export function executeCommandTool(opts: CodingToolsOptions, order: CallOrder = 
     resume(ctx: AsyncToolContext) {
       // The process died with the previous one: end the subscription instead of leaving it open.
       void ctx
-        .emit({ content: RESTARTED_MESSAGE, associative: true, final: true, id: `${ctx.call.id}:final` })
+        .emit({ content: RESTARTED_MESSAGE, associative: true, final: true, id: `${ctx.call.id}:final`, display: { summary: 'stopped by a restart' } })
         .catch(() => undefined);
     },
     running: () =>

@@ -68,6 +68,14 @@ export class GrepResults {
     return [...this.files.entries()].filter(([, hits]) => hits.matches > 0).map(([file]) => file);
   }
 
+  /** The outcome in a few words, for UIs. */
+  summary(): string {
+    if (this.matches === 0) return 'no matches';
+    const files = plural(this.matchedFiles().length, 'file');
+    if (this.truncated) return `more than ${GREP_LIMITS.total} matches, the first ${this.matches} shown (${files})`;
+    return `${plural(this.matches, 'match', 'matches')} in ${files}`;
+  }
+
   render(query: string): string {
     if (this.matches === 0) return `No matches found for ${JSON.stringify(query)} (files ignored by .gitignore are not searched).`;
     const files = this.matchedFiles().sort(compareCodePoints);

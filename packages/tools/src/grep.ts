@@ -59,5 +59,5 @@ async function grep(sb: Sandbox, input: Record<string, unknown>): Promise<ToolOu
     if (/glob/i.test(run.stderr)) throw new ToolError(`Invalid include or exclude glob: ${run.stderr}`);
     throw new ToolError(`The search failed: ${run.stderr || 'ripgrep gave no reason'}.`);
   }
-  return { content: results.render(query) };
+  return { content: results.render(query), display: { summary: results.summary() } };
 }

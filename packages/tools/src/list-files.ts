@@ -51,11 +51,14 @@ async function listFiles(sb: Sandbox, env: ToolEnv, input: Record<string, unknow
   files.sort(compareCodePoints);
   const where = rel === '' ? 'the repository' : rel;
   const what = pattern ? ` matching ${pattern}` : '';
-  if (files.length === 0) return { content: `No files${what} in ${where} (files ignored by .gitignore are not listed).` };
+  if (files.length === 0) {
+    return { content: `No files${what} in ${where} (files ignored by .gitignore are not listed).`, display: { summary: 'no files' } };
+  }
   const shown = files.slice(0, LIST_LIMIT);
   const lines = [`${plural(files.length, 'file')}${what} in ${where}:`, ...shown];
   if (files.length > shown.length) {
     lines.push(`[Showing the first ${shown.length} of ${files.length} files. Narrow the listing with path or pattern.]`);
   }
-  return { content: lines.join('\n') };
+  const summary = files.length > shown.length ? `${files.length} files, the first ${shown.length} shown` : plural(files.length, 'file');
+  return { content: lines.join('\n'), display: { summary } };
 }

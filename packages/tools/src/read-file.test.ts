@@ -46,11 +46,14 @@ describe.each(backends)('read_file (%s backend)', { timeout: 30_000 }, (backend)
       ...Array.from({ length: 10 }, (_, i) => `${String(i + 1).padStart(4)}  line ${i + 1}`),
       '</file>',
     ]);
+    // UIs get the outcome in a few words instead of reading the excerpt.
+    expect(r.display).toEqual({ title: 'Read src/a.ts', summary: '10 lines' });
   });
 
   it('reads a range, and says when the range ends past the end of the file', async () => {
     const part = await read({ path: 'src/a.ts', start_line: 3, end_line: 5 });
     expect(part.text).toBe('<file name="src/a.ts" lines="10">\n   3  line 3\n   4  line 4\n   5  line 5\n</file>');
+    expect(part.display).toEqual({ title: 'Read src/a.ts', summary: 'lines 3-5 of 10' });
     const over = await read({ path: 'src/a.ts', start_line: 9, end_line: 40 });
     expect(over.isError).toBe(false);
     expect(over.text).toContain('  10  line 10\n</file>');

@@ -72,7 +72,7 @@ async function readFile(sb: Sandbox, env: ToolEnv, input: Record<string, unknown
       { type: 'text', text: `Image ${rel} (${content.mediaType}, ${bytes.length} bytes):` },
       { type: 'image', source: { type: 'base64', media_type: content.mediaType, data: bytes.toString('base64') } },
     ];
-    return { content: blocks };
+    return { content: blocks, display: { title: `Read ${rel}`, summary: `image, ${content.mediaType}, ${plural(bytes.length, 'byte')}` } };
   }
   if (content.kind === 'binary') {
     throw new ToolError(
@@ -80,14 +80,30 @@ async function readFile(sb: Sandbox, env: ToolEnv, input: Record<string, unknown
         `PNG, JPEG, GIF or WebP images only; to inspect it use execute_command, e.g. \`xxd ${rel} | head -n 20\`.`,
     );
   }
-  return { content: renderLines(rel, splitLines(content.text), start, end) };
+  const excerpt = renderLines(rel, splitLines(content.text), start, end);
+  return { content: excerpt.text, display: { title: `Read ${rel}`, summary: shownLines(excerpt) } };
+}
+
+/** What a read showed, for UIs: `120 lines`, `lines 40-60 of 120`, `empty file`. */
+function shownLines(e: Excerpt): string {
+  if (e.total === 0) return 'empty file';
+  if (e.first === 1 && e.last === e.total) return plural(e.total, 'line');
+  return `lines ${e.first}-${e.last} of ${e.total}`;
+}
+
+interface Excerpt {
+  text: string;
+  /** The lines shown, 1-based and inclusive, of `total`. */
+  first: number;
+  last: number;
+  total: number;
 }
 
 /** The numbered excerpt, cut by line and character budgets, with a note on how to read on. */
-export function renderLines(rel: string, lines: readonly string[], start?: number, end?: number): string {
+export function renderLines(rel: string, lines: readonly string[], start?: number, end?: number): Excerpt {
   const total = lines.length;
   const header = `<file name="${rel}" lines="${total}">`;
-  if (total === 0) return `${header}\n(empty file)\n</file>`;
+  if (total === 0) return { text: `${header}\n(empty file)\n</file>`, first: 0, last: 0, total };
   const first = start ?? 1;
   if (first > total) {
     throw new ToolError(
@@ -118,5 +134,5 @@ export function renderLines(rel: string, lines: readonly string[], start?: numbe
   } else if (end !== undefined && end > total) {
     notes.push(`[The file ends at line ${total}; end_line ${end} is past its end.]`);
   }
-  return [...out, ...notes].join('\n');
+  return { text: [...out, ...notes].join('\n'), first, last, total };
 }

@@ -49,6 +49,7 @@ describe.each(backends)('list_files and grep (%s backend)', { timeout: 30_000 },
     const r = await call('list_files', { path: 'src' });
     expect(r.isError).toBe(false);
     expect(r.text).toBe('3 files in src:\nsrc/a.ts\nsrc/b.ts\nsrc/c.test.ts');
+    expect(r.display).toEqual({ summary: '3 files' });
     const top = await call('list_files', { pattern: '*.{yml,md,js,log}' });
     expect(top.text).toBe('2 files matching *.{yml,md,js,log} in the repository:\n.github/workflows/ci.yml\ndocs/readme.md');
     const all = await call('list_files', {});
@@ -67,6 +68,7 @@ describe.each(backends)('list_files and grep (%s backend)', { timeout: 30_000 },
     expect(many.text).toContain(`[Showing the first ${LIST_LIMIT} of ${LIST_LIMIT + 50} files. Narrow the listing with path or pattern.]`);
     const none = await call('list_files', { pattern: '*.rs' });
     expect(none.text).toBe('No files matching *.rs in the repository (files ignored by .gitignore are not listed).');
+    expect([many.display, none.display]).toEqual([{ summary: `${LIST_LIMIT + 50} files, the first ${LIST_LIMIT} shown` }, { summary: 'no files' }]);
   });
 
   it('list_files refuses missing directories and paths out of the sandbox', async () => {
@@ -118,6 +120,7 @@ describe.each(backends)('list_files and grep (%s backend)', { timeout: 30_000 },
   it('grep honours case_sensitive, include and exclude', async () => {
     const cs = await call('grep', { query: 'TODO', case_sensitive: true, include: 'src/**' });
     expect(cs.text.split('\n')[0]).toBe('Found 3 matches for "TODO" in 3 files.');
+    expect(cs.display).toEqual({ summary: '3 matches in 3 files' });
     expect(cs.text).not.toContain('lowercase');
     const tsOnly = await call('grep', { query: 'todo', include: '*.ts', exclude: '*.test.ts' });
     expect(tsOnly.text.split('\n')[0]).toBe('Found 3 matches for "todo" in 2 files.');

@@ -21,6 +21,11 @@ export function numbered(n: number, line: string): string {
   return `${String(n).padStart(4)}  ${line}`;
 }
 
+/** The last `n` non-empty lines of `text` (the end of a command's output, for UIs). */
+export function lastLines(text: string, n: number): string[] {
+  return text.split('\n').filter((l) => l.trim() !== '').slice(-n);
+}
+
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CompletionRequest, ScriptedReply } from '@infinity-code/runtime';
+import { readHistory, type CompletionRequest, type ScriptedReply } from '@infinity-code/runtime';
 import type { ReviewRequest } from './controller.js';
 import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 import { heldTool, lastText, requestText, startRig, threadOf, type Rig } from './testing.js';
@@ -37,7 +37,8 @@ function scenario(docsGate: Promise<void>) {
     if (me.stack.length === 1) {
       rootRequests.push(requestText(r.messages));
       const spawned = r.messages.flatMap((m) => m.content).filter((b) => b.type === 'tool_use' && b.name === 'spawn_thread').length;
-      if (lastText(r).includes('shut down')) return { text: 'Noted.' };
+      const last = readHistory(r.messages).at(-1);
+      if (last?.kind === 'injected' && last.report?.closed) return { text: 'Noted.' };
       if (spawned < 2) {
         const instructions = spawned === 0 ? 'Fix the parser' : 'Write the docs';
         return { text: spawned === 0 ? 'Splitting the work.' : '', toolCall: { name: 'spawn_thread', input: { instructions, child_of: me.stack } } };

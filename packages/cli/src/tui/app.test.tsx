@@ -132,7 +132,8 @@ describe('the TUI over a real LocalSystem', () => {
 describe('slash commands', () => {
   it('completes a command with Tab, and /compact asks the controller to compact', async () => {
     rig = await startRig({
-      brain: (r) => (lastUserText(r).includes('compaction thread') ? { text: 'SUMMARY of the talk' } : { text: 'noted' }),
+      // The only child is the compaction's, which writes the summary.
+      brain: (r) => (threadOf(r).stack.length > 1 ? { text: 'SUMMARY of the talk' } : { text: 'noted' }),
     });
     await rig.submit('remember this');
     await rig.settle();

@@ -3,11 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalSystem, ScriptedProvider, SqliteStore, type CompletionRequest, type ScriptedReply, type ThreadRecord } from '@infinity-code/runtime';
+import { LocalSystem, readHistory, ScriptedProvider, SqliteStore, type CompletionRequest, type ScriptedReply, type ThreadRecord } from '@infinity-code/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Pricing } from '../pricing.js';
 import { initialState, reduce, type UiState } from './state.js';
-import { lastText, startRig, threadOf, type Rig } from './testing.js';
+import { startRig, threadOf, type Rig } from './testing.js';
 
 let rig: Rig | undefined;
 const dirs: string[] = [];
@@ -27,8 +27,9 @@ function delegate(r: CompletionRequest): ScriptedReply {
   if (me.stack.length > 1) {
     return { usage: CHILD_USAGE, toolCall: { name: 'close_thread', input: { thread_id: me.id, report_to_parent: 'did it' } } };
   }
-  if (lastText(r).includes('Report from')) return { text: 'All done.', usage: ROOT_USAGE };
-  if (lastText(r).startsWith('Spawned thread')) return { text: 'Waiting for the child.', usage: ROOT_USAGE };
+  const last = readHistory(r.messages).at(-1);
+  if (last?.kind === 'injected' && last.source === 'report') return { text: 'All done.', usage: ROOT_USAGE };
+  if (last?.kind === 'tool') return { text: 'Waiting for the child.', usage: ROOT_USAGE };
   return { usage: ROOT_USAGE, toolCall: { name: 'spawn_thread', input: { instructions: 'do the work', child_of: me.stack } } };
 }
 

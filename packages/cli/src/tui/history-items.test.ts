@@ -1,28 +1,92 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, reduce } from './state.js';
+import { LocalSystem, MemoryStore, ScriptedProvider, type AsyncTool, type CompletionRequest, type ScriptedReply } from '@infinity-code/runtime';
+import { initialState, reduce, type TranscriptItem, type UiState } from './state.js';
+import { heldTool, lastText, threadOf } from './testing.js';
 
-const info = { model: 'claude-sonnet-4-5', contextWindow: 200_000, backend: 'copy', sessionId: 's1' };
+const info = { model: 'claude-sonnet-4-5', contextWindow: 200_000, backend: 'copy', sessionId: 'root' };
+
+/** Answers at once, like a file read; no display line, so live and resumed rows name it alike. */
+const lookTool: AsyncTool = {
+  kind: 'async',
+  name: 'look',
+  description: 'Look at a file.',
+  input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+  dispatch(_input, ctx) {
+    setImmediate(() => void ctx.respond({ content: '1\tconst a = 1;' }));
+  },
+};
+
+/**
+ * What a row says, without its id. A tool row by its status only: live, it shows what its tool
+ * gave UIs (display line, summary), which is not stored in history.
+ */
+function shown(i: TranscriptItem): unknown {
+  switch (i.kind) {
+    case 'tool':
+      return [i.kind, i.status];
+    case 'report':
+      return [i.kind, i.from, i.text, i.closed === true];
+    case 'event':
+      return [i.kind, i.source, i.lines];
+    case 'notice':
+      return [i.kind, i.level];
+    default:
+      return [i.kind, i.text];
+  }
+}
 
 describe('a resumed session shows its earlier transcript', () => {
-  it('turns the stored history into the items live events would have made', () => {
-    const s = reduce(initialState(info), {
-      type: 'ui:history',
-      messages: [
-        { role: 'user', content: [{ type: 'text', text: 'fix the bug' }] },
-        { role: 'assistant', content: [{ type: 'text', text: 'Reading it.' }, { type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a.ts' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: '1\tconst a = 1;' }] }] },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 't2', name: 'execute_command', input: { command: 'npm test' } }] },
-        {
-          role: 'assistant',
-          content: [{ type: 'tool_use', id: 'e1', name: 'receive_event__injected', input: { original_tool_name: 'spawn_thread', original_tool_call_id: 'sp1' } }],
-        },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'e1', content: [{ type: 'text', text: 'Report from child thread: done' }] }] },
-        { role: 'assistant', content: [{ type: 'text', text: 'All fixed.' }] },
-      ],
-    });
-    expect(s.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'tool', 'tool', 'report', 'assistant']);
-    expect(s.items[2]).toMatchObject({ kind: 'tool', status: 'ok', summary: '1\tconst a = 1;' });
-    expect(s.items[3]).toMatchObject({ kind: 'tool', status: 'interrupted' });
-    expect(s.items[4]).toMatchObject({ kind: 'report', text: 'Report from child thread: done' });
+  it('as the runtime reads the stored history: the same rows live events made', async () => {
+    const build = heldTool('build', 'build {}');
+    const brain = (r: CompletionRequest): ScriptedReply => {
+      const me = threadOf(r);
+      if (me.stack.length > 1) return { toolCall: { name: 'close_thread', input: { thread_id: me.id, report_to_parent: 'Parser fixed.' } } };
+      const t = lastText(r);
+      if (t === 'fix the bug') return { text: 'Reading it.', toolCall: { name: 'look', input: { path: 'a.ts' } } };
+      if (t.startsWith('1\t')) return { toolCall: { name: 'spawn_thread', input: { instructions: 'Fix the parser\nand test it', child_of: me.stack } } };
+      if (t === 'build it') return { toolCall: { name: 'build', input: {} } };
+      // The interrupted call's result comes first in the same message.
+      if (t.endsWith('never mind')) return { text: 'Stopped.' };
+      return { text: 'Waiting.' };
+    };
+    const store = new MemoryStore();
+    const system = new LocalSystem({ store, provider: new ScriptedProvider(brain), tools: [lookTool, build], model: info.model, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    let live: UiState = initialState(info);
+    system.subscribe((e) => (live = reduce(live, e)));
+    await system.start();
+    for (const text of ['fix the bug', 'build it', 'never mind']) {
+      live = reduce(live, { type: 'ui:submit', text });
+      await system.sendUserText('root', text);
+      // The build is held until the next message interrupts it.
+      await system.whenIdle({ ignoreRunningTools: text === 'build it' });
+    }
+    const history = (await store.loadThread('root'))!.history;
+    await system.close();
+
+    const resumed = reduce(initialState(info), { type: 'ui:history', messages: history });
+    expect(resumed.items.map(shown)).toEqual(live.items.map(shown));
+    expect(resumed.items.map(shown)).toContainEqual(['report', 'Fix the parser', 'Parser fixed.', true]);
+    expect(resumed.items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Stopped.' });
+    const tools = resumed.items.filter((i) => i.kind === 'tool');
+    expect(tools[0]).toMatchObject({ display: 'look {"path":"a.ts"}', summary: '1\tconst a = 1;' });
+    expect(tools[2]).toMatchObject({ display: 'build {}', summary: 'ended by your message' });
+  });
+
+  it('marks where a compaction summary stands for the older conversation', async () => {
+    // The only child is the compaction's, which writes the summary.
+    const brain = (r: CompletionRequest): ScriptedReply => ({ text: threadOf(r).stack.length > 1 ? 'We talked.' : 'ok' });
+    const store = new MemoryStore();
+    const system = new LocalSystem({ store, provider: new ScriptedProvider(brain), model: info.model, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    await system.start();
+    await system.sendUserText('root', 'hello');
+    await system.whenIdle();
+    await system.compact('root');
+    await system.whenIdle();
+    await system.sendUserText('root', 'again');
+    await system.whenIdle();
+    const history = (await store.loadThread('root'))!.history;
+    await system.close();
+    const s = reduce(initialState(info), { type: 'ui:history', messages: history });
+    expect(s.items.map(shown)).toEqual([['notice', 'compaction'], ['user', 'again'], ['assistant', 'ok']]);
   });
 });

@@ -1,60 +1,72 @@
 import type { HistoryMessage } from '@infinity-code/runtime';
+// The light subpaths: the UI's first frame must not wait for SQLite and the rest of the runtime.
+import { readHistory, type HistoryEntry } from '@infinity-code/runtime/history-reading';
+import { truncate } from './format.js';
+import { eventLines, finishedCall, reportText, taskLabel } from './item-data.js';
 import { pushItem, type UiState } from './ui-state.js';
 
-const INJECTED = 'receive_event__injected';
-const SUMMARY = '[Summary of the conversation so far]';
-
-function textOf(content: Array<{ type: string; text?: string }>): string {
-  return content.map((c) => (c.type === 'text' ? (c.text ?? '') : '[image]')).join('\n');
-}
-
-function firstLine(s: string): string {
-  const line = s.trim().split('\n')[0] ?? '';
-  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
-}
+type ToolEntry = Extract<HistoryEntry, { kind: 'tool' }>;
+type InjectedEntry = Extract<HistoryEntry, { kind: 'injected' }>;
 
 /**
- * The transcript of a resumed session, rebuilt from the root thread's stored history (the same
- * items live events would have produced: messages, tool rows, reports and command output).
- * Pure: the store's history in, UI items out.
+ * The transcript of a resumed session, rebuilt from the root thread's stored history as the
+ * runtime reads it (the same items live events would have produced: messages, tool rows, reports
+ * and command output). Pure: the store's history in, UI items out.
  */
 export function replayHistory(s: UiState, history: readonly HistoryMessage[]): UiState {
-  const results = new Map<string, { text: string; isError: boolean }>();
-  for (const m of history) {
-    for (const b of m.content) {
-      if (b.type === 'tool_result') results.set(b.tool_use_id, { text: textOf(b.content), isError: b.is_error === true });
-    }
-  }
+  // Display lines of the calls so far, to name the output of their subscriptions.
+  const calls = new Map<string, string>();
   let next = s;
-  for (const m of history) {
-    for (const b of m.content) {
-      if (b.type === 'text' && b.text.trim() !== '') {
-        if (m.role === 'user' && b.text.startsWith(SUMMARY)) {
-          next = pushItem(next, { kind: 'notice', level: 'compaction', text: 'Earlier conversation summarised.' });
-        } else if (m.role === 'user') {
-          next = pushItem(next, { kind: 'user', text: b.text.replace(/^<interrupt>/, '') });
-        } else {
-          next = pushItem(next, { kind: 'assistant', text: b.text });
-        }
-      } else if (b.type === 'tool_use') {
-        const result = results.get(b.id);
-        if (b.name === INJECTED) {
-          const original = String(b.input.original_tool_name ?? 'event');
-          const text = result?.text ?? '';
-          next =
-            original === 'spawn_thread'
-              ? pushItem(next, { kind: 'report', from: String(b.input.original_tool_call_id ?? ''), text })
-              : pushItem(next, { kind: 'event', source: original, lines: text.trim().split('\n').slice(-5) });
-          continue;
-        }
-        next = pushItem(next, {
-          kind: 'tool',
-          display: `${b.name} ${JSON.stringify(b.input)}`.slice(0, 120),
-          summary: result ? firstLine(result.text) : 'no result (interrupted)',
-          status: !result ? 'interrupted' : result.isError ? 'error' : 'ok',
-        });
+  for (const entry of readHistory(history)) {
+    switch (entry.kind) {
+      case 'user':
+      case 'assistant':
+        next = pushItem(next, { kind: entry.kind, text: entry.text });
+        break;
+      case 'summary':
+        next = pushItem(next, { kind: 'notice', level: 'compaction', text: 'Earlier conversation summarised.' });
+        break;
+      case 'tool': {
+        // The tool's own display line isn't stored; the same fallback as a live call without one.
+        const display = `${entry.call.name} ${truncate(JSON.stringify(entry.call.input), 80)}`;
+        calls.set(entry.call.id, display);
+        next = pushItem(next, { kind: 'tool', display, ...outcome(entry) });
+        break;
       }
+      case 'injected':
+        next = injected(next, entry, calls);
+        break;
     }
   }
   return next;
 }
+
+function outcome(entry: ToolEntry): { status: 'ok' | 'error' | 'interrupted'; summary: string } {
+  if (!entry.result) return { status: 'interrupted', summary: 'no result (interrupted)' };
+  switch (entry.ended) {
+    case 'interrupted':
+      return { status: 'interrupted', summary: 'ended by your message' };
+    case 'woken':
+      return { status: 'ok', summary: 'woken by an event or a message' };
+    case 'restart':
+      return { status: 'interrupted', summary: 'interrupted by a restart' };
+    default:
+      return { status: entry.result.isError ? 'error' : 'ok', summary: finishedCall(undefined, entry.result.content).summary };
+  }
+}
+
+function injected(s: UiState, entry: InjectedEntry, calls: ReadonlyMap<string, string>): UiState {
+  const source = calls.get(entry.originalCallId) ?? entry.originalToolName;
+  if (entry.source === 'report') {
+    const from = taskLabel(entry.task) ?? (entry.report?.from === 'event' ? `event of ${source}` : 'a child thread');
+    return pushItem(s, {
+      kind: 'report',
+      from,
+      text: reportText(entry.report, entry.content),
+      ...(entry.report?.closed ? { closed: true } : {}),
+    });
+  }
+  const shown = entry.message === undefined ? entry.content : [{ type: 'text' as const, text: entry.message }];
+  return pushItem(s, { kind: 'event', source: entry.source === 'parent' ? 'parent' : source, ...eventLines(undefined, shown) });
+}
+

@@ -21,7 +21,7 @@ export function LiveTurn({ text, busy, running, maxLines, animate }: LiveTurnPro
   return (
     <Box flexDirection="column">
       {running.map((r) => (
-        <ToolRow key={r.callId} display={r.display} status="running" tail={r.tail} animate={animate} />
+        <ToolRow key={r.callId} display={r.display} status="running" tail={r.tail} passive={r.passive === true} animate={animate} />
       ))}
       {text.trim() !== '' ? (
         <Box marginTop={1} flexDirection="column">

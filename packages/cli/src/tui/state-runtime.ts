@@ -1,17 +1,12 @@
 import type { RuntimeEvent } from '@infinity-code/runtime';
 // The light subpath: the UI's first frame must not wait for SQLite and the rest of the runtime.
-import { addUsage, resultText } from '@infinity-code/runtime/messages';
-import { formatDelay, summarize, shortId, tail, truncate } from './format.js';
+import { addUsage } from '@infinity-code/runtime/messages';
+import { formatDelay, shortId, truncate } from './format.js';
+import { eventLines, finishedCall, reportText, taskLabel } from './item-data.js';
 import { diffStat, isReviewDiff } from '../review-diff.js';
-import { addTail, flushLive, notice, pushItem, updateThread, type ChildThread, type UiState } from './ui-state.js';
+import { addTail, flushLive, notice, pushItem, updateThread, type ChildThread, type RunningTool, type UiState } from './ui-state.js';
 
 const CLOSED_KEPT = 256;
-
-/** The runtime's waiting tools (DESIGN §2): new input ends them by design. */
-const WAITS = new Set(['sleep', 'sleep_until', 'sleep_until_event_or_input']);
-
-// The runtime's framing of a report, for the model; the transcript row already says who reports.
-const REPORT_PREFIX = /^(Child thread with ID \S+ has shut down\.?\s*)?(Report from (child thread|temporary child thread created to process a subscription event):\s*)?/;
 
 /** How a runtime event changes what the screen shows. Pure. */
 export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
@@ -36,20 +31,18 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
       const next = flushLive(s);
       return {
         ...next,
-        running: [...next.running, { callId: e.call.id, name: e.call.name, threadId: e.threadId, display, sync: e.sync, input: e.call.input, tail: [] }],
+        running: [...next.running, runningRow(e, display)],
         rootCalls: { ...next.rootCalls, [e.call.id]: display },
       };
     }
     case 'tool-result': {
       const next = e.subscription ? toBackground(s, e.threadId, e.toolUseId) : s;
-      return finishTool(next, e.toolUseId, e.isError ? 'error' : 'ok', summarize(resultText(e.content)));
+      return finishTool(next, e.toolUseId, e.isError ? 'error' : 'ok', finishedCall(e.display, e.content));
     }
-    case 'tool-interrupted': {
+    case 'tool-interrupted':
       // A wait ended by an event or a message did its job.
-      const wait = WAITS.has(s.running.find((r) => r.callId === e.callId && r.threadId === e.threadId)?.name ?? '');
-      if (wait && e.reason === 'input') return finishTool(s, e.callId, 'ok', 'woken by an event or a message');
-      return finishTool(s, e.callId, 'interrupted', e.reason === 'restart' ? 'interrupted by a restart' : 'interrupted');
-    }
+      if (e.passive) return finishTool(s, e.callId, 'ok', { summary: 'woken by an event or a message' });
+      return finishTool(s, e.callId, 'interrupted', { summary: e.reason === 'restart' ? 'interrupted by a restart' : 'interrupted' });
     case 'tool-progress':
       return progress(s, e);
     case 'event-injected':
@@ -80,7 +73,7 @@ function reduceChild(s: UiState, e: RuntimeEvent): UiState {
     case 'tool-call': {
       const display = e.display ?? e.call.name;
       const next = updateThread(s, id, (t) => ({ ...t, tool: display }));
-      return { ...next, running: [...next.running, { callId: e.call.id, name: e.call.name, threadId: id, display, sync: e.sync, input: e.call.input, tail: [] }] };
+      return { ...next, running: [...next.running, runningRow(e, display)] };
     }
     case 'tool-progress':
       return progress(s, e);
@@ -99,7 +92,7 @@ function reduceChild(s: UiState, e: RuntimeEvent): UiState {
       return spawned(s, e);
     case 'slice-finished': {
       const outcome = e.outcome === 'completed' ? 'idle' : e.outcome === 'awaiting-tool' ? undefined : e.outcome;
-      return updateThread(s, id, (t) => ({ ...t, working: false, ...(outcome ? { outcome } : {}) }));
+      return updateThread(s, id, ({ waiting: _, ...t }) => ({ ...t, working: false, ...(outcome ? { outcome } : {}), ...(e.waiting ? { waiting: e.waiting } : {}) }));
     }
     case 'thread-closed':
       return {
@@ -125,13 +118,17 @@ function knowThread(s: UiState, id: string): UiState {
   return { ...s, threads: [...s.threads, t] };
 }
 
+function runningRow(e: Extract<RuntimeEvent, { type: 'tool-call' }>, display: string): RunningTool {
+  const row: RunningTool = { callId: e.call.id, name: e.call.name, threadId: e.threadId, display, sync: e.sync, tail: [] };
+  return e.passive ? { ...row, passive: true } : row;
+}
+
 function spawned(s: UiState, e: Extract<RuntimeEvent, { type: 'thread-spawned' }>): UiState {
   const parentDepth = e.threadId === s.rootThreadId ? 0 : (s.threads.find((t) => t.id === e.threadId)?.depth ?? 1);
   const call = s.running.find((r) => r.callId === e.spawnCallId && r.threadId === e.threadId);
   let label: string;
   if (e.kind === 'child') {
-    const instructions = typeof call?.input.instructions === 'string' ? call.input.instructions : '';
-    label = truncate(instructions.split('\n')[0]?.trim() || `thread ${shortId(e.childId)}`, 60);
+    label = taskLabel(e.task) ?? `thread ${shortId(e.childId)}`;
   } else if (e.kind === 'event') {
     label = `event of ${s.rootCalls[e.spawnCallId] ?? call?.display ?? shortId(e.spawnCallId)}`;
   } else {
@@ -144,23 +141,28 @@ function spawned(s: UiState, e: Extract<RuntimeEvent, { type: 'thread-spawned' }
 }
 
 function injected(s: UiState, e: Extract<RuntimeEvent, { type: 'event-injected' }>): UiState {
-  const body = resultText(e.content);
   const next = flushLive(s);
   if (e.source === 'report') {
+    // The child may be gone from the rows already (it closed with this report): its task names it.
     const child = e.childThreadId ? next.threads.find((t) => t.id === e.childThreadId) : undefined;
-    const from = child?.label ?? (e.childThreadId ? `thread ${shortId(e.childThreadId)}` : 'a child thread');
+    const eventOf = e.report?.from === 'event' ? next.rootCalls[e.originalCallId] : undefined;
+    const from =
+      taskLabel(e.task) ??
+      child?.label ??
+      (eventOf ? `event of ${eventOf}` : e.childThreadId ? `thread ${shortId(e.childThreadId)}` : 'a child thread');
     // The review itself happened before delivery (the controller's report reviewer); the
     // attachment is the reviewed diff, shown here as a summary.
     const diff = isReviewDiff(e.attachment) && e.attachment.files.length > 0 ? e.attachment : undefined;
     return pushItem(next, {
       kind: 'report',
       from,
-      text: body.replace(REPORT_PREFIX, ''),
+      text: reportText(e.report, e.content),
+      ...(e.report?.closed ? { closed: true } : {}),
       ...(diff ? { diffStat: diffStat(diff) } : {}),
     });
   }
   const source = next.rootCalls[e.originalCallId] ?? (e.source === 'parent' ? 'parent' : 'event');
-  return pushItem(next, { kind: 'event', source, lines: tail(body, 5) });
+  return pushItem(next, { kind: 'event', source, ...eventLines(e.display, e.message === undefined ? e.content : [{ type: 'text', text: e.message }]) });
 }
 
 /** Output of a running call: its live tail; a background command's last word ends its row. */
@@ -188,12 +190,13 @@ function endBackground(s: UiState, threadId: string, callId: string): UiState {
   return rest.length === s.background.length ? s : { ...s, background: rest };
 }
 
-function finishTool(s: UiState, callId: string, status: 'ok' | 'error' | 'interrupted', summary: string): UiState {
+function finishTool(s: UiState, callId: string, status: 'ok' | 'error' | 'interrupted', shown: ReturnType<typeof finishedCall>): UiState {
   const call = s.running.find((r) => r.callId === callId && r.threadId === s.rootThreadId);
   // Unknown: already ended on screen (the user's message interrupted it), or before this UI started.
   if (!call) return s;
   const next = { ...s, running: s.running.filter((r) => r !== call) };
-  return pushItem(next, { kind: 'tool', display: call.display, summary, status });
+  const { title, ...rest } = shown;
+  return pushItem(next, { kind: 'tool', display: title ?? call.display, status, ...rest });
 }
 
 /** Each completion is priced with the model it ran on (a /model switch, a child on another model). */

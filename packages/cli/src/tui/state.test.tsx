@@ -11,9 +11,12 @@ import {
 } from '@infinity-code/runtime';
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
+import { ZERO_USAGE } from '@infinity-code/runtime/messages';
 import { BackgroundRows } from './background-rows.js';
+import { ThreadRows } from './thread-rows.js';
+import { Entry } from './transcript.js';
 import { initialState, reduce, type UiAction, type UiState } from './state.js';
-import { heldTool, lastText } from './testing.js';
+import { heldTool, lastText, threadOf } from './testing.js';
 
 const frame = (node: React.ReactElement) => {
   const ui = render(node);
@@ -133,9 +136,9 @@ describe('the UI reducer over real runtime events', () => {
 
   it("a child's background command is shown with the child, and goes when the child closes", () => {
     let s = initialState(INFO);
-    const spawn = { id: 'sp', name: 'spawn_thread', input: { instructions: 'Fix the parser' } };
+    const spawn = { id: 'sp', name: 'spawn_thread', input: {} };
     s = reduce(s, { type: 'tool-call', threadId: 'root', call: spawn, sync: false });
-    s = reduce(s, { type: 'thread-spawned', threadId: 'root', childId: 'kid', kind: 'child', spawnCallId: 'sp' });
+    s = reduce(s, { type: 'thread-spawned', threadId: 'root', childId: 'kid', kind: 'child', spawnCallId: 'sp', task: 'Fix the parser\nthen test it' });
     s = reduce(s, { type: 'tool-call', threadId: 'kid', call: { id: 'c1', name: 'execute_command', input: {} }, sync: false, display: '$ make' });
     s = reduce(s, { type: 'tool-progress', threadId: 'kid', callId: 'c1', text: 'cc parser.c' });
     s = reduce(s, { type: 'tool-result', threadId: 'kid', toolUseId: 'c1', content: [], isError: false, subscription: true });
@@ -160,15 +163,57 @@ describe('the UI reducer over real runtime events', () => {
   });
 
   it('a wait ended by new input did its job; another call ended by it was interrupted', () => {
+    // The event says which calls are waits: a tool's name means nothing to the UI.
     let s = initialState(INFO);
-    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'w', name: 'sleep_until_event_or_input', input: {} }, sync: false, display: 'Wait for events or input' });
-    s = reduce(s, { type: 'tool-interrupted', threadId: 'root', callId: 'w', reason: 'input' });
-    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'b', name: 'build', input: {} }, sync: false, display: '$ make' });
+    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'w', name: 'nap', input: {} }, sync: false, display: 'Wait for events or input', passive: true });
+    expect(s.running[0]).toMatchObject({ passive: true });
+    s = reduce(s, { type: 'tool-interrupted', threadId: 'root', callId: 'w', reason: 'input', passive: true });
+    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'b', name: 'sleep', input: {} }, sync: false, display: '$ make' });
     s = reduce(s, { type: 'tool-interrupted', threadId: 'root', callId: 'b', reason: 'input' });
     expect(s.items.map((i) => i.kind === 'tool' && [i.display, i.status, i.summary])).toEqual([
       ['Wait for events or input', 'ok', 'woken by an event or a message'],
       ['$ make', 'interrupted', 'interrupted'],
     ]);
+  });
+
+  it("a child asleep on a wait says so in its row; one waiting on work says what it waits on", () => {
+    let s = initialState(INFO);
+    for (const [kid, task] of [['k1', 'Watch the build'], ['k2', 'Run the tests']] as const) {
+      s = reduce(s, { type: 'thread-spawned', threadId: 'root', childId: kid, kind: 'child', spawnCallId: `sp-${kid}`, task });
+      s = reduce(s, { type: 'slice-started', threadId: kid, inputs: 1 });
+    }
+    s = reduce(s, { type: 'tool-call', threadId: 'k1', call: { id: 'w', name: 'x', input: {} }, sync: false, display: 'Sleep 30 s', passive: true });
+    s = reduce(s, { type: 'slice-finished', threadId: 'k1', outcome: 'awaiting-tool', usage: ZERO_USAGE, completions: 1, contextTokens: 0, waiting: 'passive' });
+    s = reduce(s, { type: 'tool-call', threadId: 'k2', call: { id: 't', name: 'x', input: {} }, sync: false, display: '$ npm test' });
+    s = reduce(s, { type: 'slice-finished', threadId: 'k2', outcome: 'awaiting-tool', usage: ZERO_USAGE, completions: 1, contextTokens: 0, waiting: 'active' });
+    const f = frame(<ThreadRows threads={s.threads} animate={false} />);
+    expect(f).toContain('Watch the build · asleep (Sleep 30 s)');
+    expect(f).toContain('Run the tests · waiting on $ npm test');
+  });
+
+  it("renders a finished call from its tool's display data: title, summary, output and diff", () => {
+    let s = initialState(INFO);
+    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'e', name: 'edit_file', input: {} }, sync: false, display: 'Edit a.ts (+1 -1)' });
+    s = reduce(s, {
+      type: 'tool-result',
+      threadId: 'root',
+      toolUseId: 'e',
+      // What the model reads is not what the row shows.
+      content: [{ type: 'text', text: 'The model reads this line.\nAnd this one.' }],
+      isError: false,
+      display: { title: 'Edit a.ts', summary: '+1 -1', diff: '--- a/a.ts\n+++ b/a.ts\n@@ -1 +1 @@\n-const a = 1;\n+const a = 2;' },
+    });
+    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'c', name: 'execute_command', input: {} }, sync: false, display: '$ npm test' });
+    s = reduce(s, { type: 'tool-result', threadId: 'root', toolUseId: 'c', content: [{ type: 'text', text: '> test\nok\n[exit code: 1]' }], isError: false, display: { summary: 'exit code 1', output: ['2 failed'] } });
+    // A tool that gives nothing to show (a tool server's): the first line of its content.
+    s = reduce(s, { type: 'tool-call', threadId: 'root', call: { id: 'm', name: 'mcp__search', input: {} }, sync: false });
+    s = reduce(s, { type: 'tool-result', threadId: 'root', toolUseId: 'm', content: [{ type: 'text', text: 'three hits\na\nb' }], isError: false });
+    const f = frame(<>{s.items.map((i) => <Entry key={i.id} item={i} />)}</>);
+    expect(f).toMatch(/⏺ Edit a\.ts\n\s+⎿ \+1 -1\n\s+@@ -1 \+1 @@\n\s+-const a = 1;\n\s+\+const a = 2;/);
+    expect(f).toMatch(/⏺ \$ npm test\n\s+⎿ exit code 1\n\s+2 failed/);
+    expect(f).toMatch(/⏺ mcp__search \{\}\n\s+⎿ three hits \(\+2 lines\)/);
+    expect(f).not.toContain('The model reads');
+    expect(f).not.toContain('+++ b/a.ts');
   });
 
   it('prices usage per model, and says when it cannot', async () => {
@@ -189,7 +234,8 @@ describe('the UI reducer over real runtime events', () => {
   });
 
   it('hides compaction helpers from the thread rows and notes the compaction', async () => {
-    const s = await session((r) => (lastText(r).includes('compaction thread') ? { text: 'SUMMARY' } : { text: 'noted' }));
+    // The only child is the compaction's, which writes the summary.
+    const s = await session((r) => (threadOf(r).stack.length > 1 ? { text: 'SUMMARY' } : { text: 'noted' }));
     await s.say('remember');
     await s.system.whenIdle();
     await s.system.compact('root');

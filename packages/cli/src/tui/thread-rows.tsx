@@ -5,7 +5,7 @@ import type { ChildThread } from './ui-state.js';
 /** What a child is doing, in a few words. */
 export function activity(t: ChildThread): string {
   if (t.working) return t.tool ? t.tool : 'thinking';
-  if (t.tool) return `waiting on ${t.tool}`;
+  if (t.tool) return t.waiting === 'passive' ? `asleep (${t.tool})` : `waiting on ${t.tool}`;
   return t.outcome ?? 'starting';
 }
 

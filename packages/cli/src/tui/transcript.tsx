@@ -40,7 +40,7 @@ export function Entry({ item }: { item: TranscriptItem }) {
         </Box>
       );
     case 'tool':
-      return <ToolRow display={item.display} status={item.status} summary={item.summary} />;
+      return <ToolRow display={item.display} status={item.status} summary={item.summary} output={item.output} diff={item.diff} />;
     case 'report':
       return (
         <Box flexDirection="column" marginTop={1}>
@@ -49,14 +49,17 @@ export function Entry({ item }: { item: TranscriptItem }) {
             {item.diffStat ? <Text color="gray"> (changes: {item.diffStat})</Text> : null}
           </Text>
           <Box paddingLeft={2}>
-            <Text>{item.text}</Text>
+            {item.text === '' && item.closed ? <Text dimColor>(it closed without a report)</Text> : <Text>{item.text}</Text>}
           </Box>
         </Box>
       );
     case 'event':
       return (
         <Box flexDirection="column">
-          <Text dimColor>⎿ output of {item.source}</Text>
+          <Text dimColor>
+            ⎿ output of {item.source}
+            {item.summary ? ` · ${item.summary}` : ''}
+          </Text>
           {item.lines.map((l, i) => (
             <Text key={i} dimColor>{`    ${l}`}</Text>
           ))}

@@ -8,11 +8,24 @@ export type NoticeLevel = 'info' | 'error' | 'retry' | 'compaction';
 export type TranscriptItem =
   | { kind: 'user'; id: number; text: string }
   | { kind: 'assistant'; id: number; text: string }
-  | { kind: 'tool'; id: number; display: string; summary: string; status: 'ok' | 'error' | 'interrupted' }
-  /** A child's report injected into the root; `diffStat` when it carries a diff to review. */
-  | { kind: 'report'; id: number; from: string; text: string; diffStat?: string }
-  /** Subscription output (a background command) injected into the root. */
-  | { kind: 'event'; id: number; source: string; lines: string[] }
+  | {
+      kind: 'tool';
+      id: number;
+      display: string;
+      summary: string;
+      status: 'ok' | 'error' | 'interrupted';
+      /** What the call changed, as a unified diff (file edits). */
+      diff?: string;
+      /** A few lines of its output worth showing (the end of a command's). */
+      output?: string[];
+    }
+  /**
+   * A child's report injected into the root, in the child's words (and the reviewer's note);
+   * `closed`: the child ended with it; `diffStat` when it carried a diff to review.
+   */
+  | { kind: 'report'; id: number; from: string; text: string; closed?: boolean; diffStat?: string }
+  /** Subscription output (a background command) injected into the root; `summary` e.g. its exit status. */
+  | { kind: 'event'; id: number; source: string; lines: string[]; summary?: string }
   | { kind: 'notice'; id: number; level: NoticeLevel; text: string };
 
 /** A tool call awaiting its result. */
@@ -24,8 +37,8 @@ export interface RunningTool {
   display: string;
   /** Synchronous calls run inside the slice; only asynchronous ones outlive it. */
   sync: boolean;
-  /** The raw call, kept while running so a spawn can label its child. */
-  input: Record<string, unknown>;
+  /** A wait (sleep): new input ends it, as it is meant to end. */
+  passive?: boolean;
   /** The last lines of its output so far (commands): a live tail. */
   tail: string[];
   /** The tool said the work is over; its result may still be on its way. */
@@ -60,6 +73,8 @@ export interface ChildThread {
   working: boolean;
   /** Display line of the call it is running or waiting on. */
   tool?: string;
+  /** Between slices, what it waits on: a wait (sleep) or work under way. */
+  waiting?: 'passive' | 'active';
   /** How its last slice ended, when it isn't working. */
   outcome?: string;
 }

@@ -13,6 +13,7 @@ import {
   type RuntimeEvent,
   type RuntimeStore,
   type ScriptedReply,
+  type ToolDisplay,
 } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
 import { codingTools, type CodingToolsOptions, type ExecuteCommandTool } from '../index.js';
@@ -31,6 +32,8 @@ export interface ToolAnswer {
   isError: boolean;
   /** Text blocks joined (images left out). */
   text: string;
+  /** What the tool gave UIs to show. */
+  display?: ToolDisplay;
 }
 
 const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5, initTimeoutMs: 5_000, stallTimeoutMs: 5_000 };
@@ -75,7 +78,7 @@ export class ToolAgent {
   answer(callId: string): ToolAnswer {
     const e = this.events.find((x) => x.type === 'tool-result' && x.toolUseId === callId);
     if (!e || e.type !== 'tool-result') throw new Error(`no result for ${callId}`);
-    return { callId, content: e.content, isError: e.isError, text: textOf(e.content) };
+    return { callId, content: e.content, isError: e.isError, text: textOf(e.content), ...(e.display ? { display: e.display } : {}) };
   }
 
   /** Resolves with the first event (past or future) that satisfies `pred`. */

@@ -1,0 +1,31 @@
+import { Box, Text } from 'ink';
+
+/** Diff lines a finished edit shows in the transcript; the review shows diffs in full. */
+export const DIFF_LINES = 12;
+
+/**
+ * A call's change as a few coloured lines of its unified diff. The file header lines go (the
+ * row above names the file); the rest is cut at `max`, saying how much more there is.
+ */
+export function DiffLines({ diff, max = DIFF_LINES }: { diff: string; max?: number }) {
+  const lines = diff.split('\n');
+  const body = lines.slice(headerLength(lines));
+  const shown = body.slice(0, max);
+  return (
+    <Box flexDirection="column" paddingLeft={4}>
+      {shown.map((l, i) => (
+        <Text key={i} wrap="truncate-end" color={l.startsWith('@@') ? 'cyan' : l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : undefined} dimColor={l.startsWith(' ')}>
+          {l === '' ? ' ' : l}
+        </Text>
+      ))}
+      {body.length > max ? <Text dimColor>… {body.length - max} more lines</Text> : null}
+    </Box>
+  );
+}
+
+/** How many lines of unified diff file headers (`---` and `+++`) come first. */
+function headerLength(lines: readonly string[]): number {
+  let n = 0;
+  while (n < lines.length && /^(---|\+\+\+) /.test(lines[n])) n++;
+  return n;
+}

@@ -1,0 +1,187 @@
+import { stackLine, withoutStackLine } from './thread-identity.js';
+
+/**
+ * The runtime's own words to the model about what it puts into a thread's history: how a child's
+ * report, a closing, a parent's message and a compaction summary are framed, and what a call
+ * ended by new input gets as its result. Kept in one place with their readers, which are built
+ * from the same phrases: a UI replaying a stored history asks the runtime to read it
+ * (history-reading.ts) instead of matching these words itself, so rewording one here can't
+ * silently break a reader elsewhere.
+ */
+export interface Phrases {
+  /** Heads a child's `report_to_parent`. */
+  childReport: string;
+  /** Heads a child's closing report; `{child}` is its id. */
+  childClosedWithReport: string;
+  /** The whole notice of a child that closed without a report; `{child}` is its id. */
+  childClosed: string;
+  /** Heads a `report_to_parent` of an event thread (an ephemeral child handling one event). */
+  eventReport: string;
+  /** Heads an event thread's closing report; `{subscription}` is the subscribing call's id. */
+  eventClosedWithReport: string;
+  /** Heads a parent's `send_message_to_child`, as the child reads it. */
+  parentMessage: string;
+  /** Heads a compaction summary, which stands for the history it replaces. */
+  summary: string;
+  /** The result of an active call that the user's message interrupted. */
+  interruptedByUser: string;
+  /** The result of a passive wait (sleep) that new input ended: what it waited for. */
+  wokenByInput: string;
+  /** The result of a call that was running when the process stopped. */
+  interruptedByRestart: string;
+}
+
+export const DEFAULT_PHRASES: Readonly<Phrases> = Object.freeze({
+  childReport: 'Report from child thread: ',
+  childClosedWithReport: 'Child thread with ID {child} has shut down. Report from child thread: ',
+  childClosed: 'Child thread with ID {child} has shut down',
+  eventReport: 'Report from temporary child thread created to process a subscription event:\n',
+  eventClosedWithReport:
+    'An event from your subscription {subscription} was processed by a child thread {child}. ' +
+    'The subscription remains active. Report from the child:\n',
+  parentMessage: 'Message from parent thread: ',
+  summary: '[Summary of the conversation so far]\n',
+  interruptedByUser: 'Tool call interrupted by user',
+  wokenByInput: 'The wait ended early: new input arrived.',
+  interruptedByRestart:
+    'Error: this tool call was interrupted because Infinity Code stopped while it ran; it may have ' +
+    'partly run. Check its effects before running it again.',
+});
+
+/** A child's report as UIs show it: its own words, without the framing its parent's model reads. */
+export interface InjectedReport {
+  /**
+   * What the child said (empty when it closed without a report). Read back from a stored history,
+   * a closing report's text also holds the note after it: the two can't be told apart there.
+   */
+  text: string;
+  /** What the parent's model read after the report (the CLI's review verdict). */
+  note?: string;
+  /** The child closed with this report. */
+  closed: boolean;
+  /** `event`: an ephemeral thread that handled one subscription event. */
+  from: 'child' | 'event';
+  /** The reporting child, when the framing names it. */
+  childThreadId?: string;
+}
+
+/** Which framing a report gets: who sends it, and whether it closes the child. */
+export interface ReportFrame {
+  from: 'child' | 'event';
+  closed: boolean;
+  childThreadId: string;
+  /** An event thread's subscription (the call whose event it handled). */
+  subscriptionId?: string;
+}
+
+/** The framing and its readers for one set of phrases. The names are the module's exports. */
+export interface Wording {
+  /** The text the parent's model reads: the framing, the report, then the reviewer's note. */
+  frameReport: (frame: ReportFrame, report: string, note?: string) => string;
+  /** A report's framing read back; undefined when the text is framed as no report. */
+  readReport: (text: string) => InjectedReport | undefined;
+  frameParentMessage: (message: string) => string;
+  /** The parent's own words; undefined when the text is framed as no parent message. */
+  readParentMessage: (text: string) => string | undefined;
+  /** A summary message's text; the owner's identity line goes last (see history-view.ts). */
+  frameSummary: (summary: string, ownerStack: readonly string[]) => string;
+  /** The summary itself; undefined when the text is no summary. */
+  readSummary: (text: string) => string | undefined;
+  INTERRUPTED_BY_USER: string;
+  WOKEN_BY_INPUT: string;
+  INTERRUPTED_BY_RESTART: string;
+}
+
+export function wordingWith(p: Phrases): Wording {
+  const closedWith = template(p.childClosedWithReport);
+  const eventClosedWith = template(p.eventClosedWithReport);
+  const closed = template(p.childClosed);
+  // Longest framings first: "has shut down" alone is the start of "has shut down. Report ...".
+  const readers: Array<{ read: (text: string) => Record<string, string> | undefined; closed: boolean; from: 'child' | 'event'; silent?: boolean }> = [
+    { read: closedWith.readPrefix, closed: true, from: 'child' },
+    { read: eventClosedWith.readPrefix, closed: true, from: 'event' },
+    { read: template(p.childReport).readPrefix, closed: false, from: 'child' },
+    { read: template(p.eventReport).readPrefix, closed: false, from: 'event' },
+    // A silent closing is followed by nothing but the reviewer's note.
+    { read: closed.readWithNote, closed: true, from: 'child', silent: true },
+  ];
+  return {
+    frameReport: (frame, report, note) => {
+      const values = { child: frame.childThreadId, subscription: frame.subscriptionId ?? 'unknown' };
+      let head: string;
+      if (frame.from === 'event') head = frame.closed ? eventClosedWith.fill(values) : p.eventReport;
+      else if (!frame.closed) head = p.childReport;
+      else head = report === '' ? closed.fill(values) : closedWith.fill(values);
+      const body = `${head}${report}`;
+      return note ? `${body}\n\n${note}` : body;
+    },
+    readReport: (text) => {
+      for (const r of readers) {
+        const m = r.read(text);
+        if (!m) continue;
+        const report: InjectedReport = { text: r.silent ? '' : (m.rest ?? ''), closed: r.closed, from: r.from };
+        if (r.silent && m.rest) report.note = m.rest;
+        if (m.child !== undefined) report.childThreadId = m.child;
+        return report;
+      }
+      return undefined;
+    },
+    frameParentMessage: (message) => `${p.parentMessage}${message}`,
+    readParentMessage: (text) => (text.startsWith(p.parentMessage) ? text.slice(p.parentMessage.length) : undefined),
+    frameSummary: (summary, ownerStack) => `${p.summary}${summary}\n\n${stackLine(ownerStack)}`,
+    readSummary: (text) => (text.startsWith(p.summary) ? withoutStackLine(text.slice(p.summary.length)).trimEnd() : undefined),
+    INTERRUPTED_BY_USER: p.interruptedByUser,
+    WOKEN_BY_INPUT: p.wokenByInput,
+    INTERRUPTED_BY_RESTART: p.interruptedByRestart,
+  };
+}
+
+/**
+ * A phrase with `{name}` slots: filled to frame, matched to read back (a slot holds an id, so it
+ * matches a run of non-space characters).
+ */
+function template(phrase: string) {
+  const names: string[] = [];
+  const source = phrase
+    .split(/\{(\w+)\}/)
+    .map((part, i) => {
+      if (i % 2 === 0) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(part);
+      return '(\\S+?)';
+    })
+    .join('');
+  const groups = (m: RegExpExecArray | null): Record<string, string> | undefined => {
+    if (!m) return undefined;
+    const out: Record<string, string> = {};
+    names.forEach((n, i) => (out[n] = m[i + 1]!));
+    const rest = m[names.length + 1];
+    if (rest !== undefined) out.rest = rest;
+    return out;
+  };
+  const prefix = new RegExp(`^${source}([\\s\\S]*)$`);
+  const withNote = new RegExp(`^${source}(?:\\n\\n([\\s\\S]*))?$`);
+  return {
+    fill: (values: Record<string, string>) => phrase.replace(/\{(\w+)\}/g, (_, n: string) => values[n] ?? ''),
+    readPrefix: (text: string) => groups(prefix.exec(text)),
+    readWithNote: (text: string) => groups(withNote.exec(text)),
+  };
+}
+
+/** The wording the runtime speaks. */
+export const {
+  frameReport,
+  readReport,
+  frameParentMessage,
+  readParentMessage,
+  frameSummary,
+  readSummary,
+  INTERRUPTED_BY_USER,
+  WOKEN_BY_INPUT,
+  INTERRUPTED_BY_RESTART,
+} = wordingWith(DEFAULT_PHRASES);
+
+/**
+ * The name of the synthetic call an injected event is shown as (DESIGN §2, a contract: never
+ * offered as a tool, refused if the model calls it).
+ */
+export const INJECTED_TOOL_NAME = 'receive_event__injected';
