@@ -10,8 +10,6 @@ export type SectionKind = 'added' | 'deleted' | 'modified' | 'renamed' | 'copied
 /** One hunk: its `@@` line and body, exactly as in the patch. */
 export interface RawHunk {
   readonly bytes: Buffer;
-  /** Length of the `@@` line, its newline included. */
-  readonly headerLength: number;
   readonly oldStart: number;
   readonly oldCount: number;
   readonly newStart: number;
@@ -41,9 +39,7 @@ const HUNK_LINE = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 
 interface Line {
   start: number;
-  /** Past the line's newline (or the end of the patch). */
-  end: number;
-  /** Where its content ends: before the newline. */
+  /** Where its content ends: before the newline (or at the end of the patch). */
   textEnd: number;
 }
 
@@ -62,8 +58,9 @@ export function parsePatch(patch: Buffer): RawSection[] {
     const hunks: RawHunk[] = [];
     let j = headerStop;
     while (j < lines.length && startsWith(patch, lines[j]!, HUNK)) {
-      const next = hunkEnd(patch, lines, j);
-      hunks.push(rawHunk(patch, lines, j, next));
+      const numbers = hunkNumbers(patch, lines, j);
+      const next = hunkEnd(patch, lines, j, numbers);
+      hunks.push({ bytes: patch.subarray(lines[j]!.start, next < lines.length ? lines[next]!.start : patch.length), ...numbers });
       j = next;
     }
     if (j < lines.length && !startsWith(patch, lines[j]!, DIFF_GIT)) throw formatError(patch, lines, j, 'a hunk holds more lines than its @@ line counts');
@@ -119,8 +116,7 @@ function readHeader(patch: Buffer, lines: readonly Line[], first: number, stop: 
 }
 
 /** The line after a hunk's body: counts the lines its @@ line announces, then any "\ No newline" markers. */
-function hunkEnd(patch: Buffer, lines: readonly Line[], at: number): number {
-  const counts = hunkNumbers(patch, lines, at);
+function hunkEnd(patch: Buffer, lines: readonly Line[], at: number, counts: { oldCount: number; newCount: number }): number {
   let old = counts.oldCount;
   let neu = counts.newCount;
   let j = at + 1;
@@ -139,16 +135,7 @@ function hunkEnd(patch: Buffer, lines: readonly Line[], at: number): number {
   return j;
 }
 
-function rawHunk(patch: Buffer, lines: readonly Line[], at: number, end: number): RawHunk {
-  const start = lines[at]!.start;
-  return {
-    bytes: patch.subarray(start, end < lines.length ? lines[end]!.start : patch.length),
-    headerLength: lines[at]!.end - start,
-    ...hunkNumbers(patch, lines, at),
-  };
-}
-
-function hunkNumbers(patch: Buffer, lines: readonly Line[], at: number): Omit<RawHunk, 'bytes' | 'headerLength'> {
+function hunkNumbers(patch: Buffer, lines: readonly Line[], at: number): Omit<RawHunk, 'bytes'> {
   // latin1: one character per byte, so offsets in the string are offsets in the bytes.
   const text = patch.subarray(lines[at]!.start, lines[at]!.textEnd).toString('latin1');
   const m = HUNK_LINE.exec(text);
@@ -169,7 +156,7 @@ function splitLines(buf: Buffer): Line[] {
   while (start < buf.length) {
     const nl = buf.indexOf(0x0a, start);
     const end = nl === -1 ? buf.length : nl + 1;
-    lines.push({ start, end, textEnd: nl === -1 ? buf.length : nl });
+    lines.push({ start, textEnd: nl === -1 ? buf.length : nl });
     start = end;
   }
   return lines;
