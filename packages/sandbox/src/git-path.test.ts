@@ -35,7 +35,7 @@ describe('git path quoting', () => {
     expect(pairs.map((p) => p.b.subarray(2))).toEqual(sorted);
 
     git(repo, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'names');
-    NAMES.forEach((name, i) => renameSync(at(name), at(Buffer.concat([Buffer.from('moved '), name]))));
+    for (const name of NAMES) renameSync(at(name), at(Buffer.concat([Buffer.from('moved '), name])));
     git(repo, 'add', '-A');
     const renamed = git(repo, 'diff', '--cached', '-M', '-p', '--no-color');
     expect(lines(renamed, 'rename from ').map((rest) => readHeaderPath(rest))).toEqual(sorted);
