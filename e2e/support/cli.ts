@@ -75,7 +75,7 @@ export function cleanupTemps(): void {
 }
 
 /** A temp git repository holding `files`, committed, with a project config. */
-export function gitRepo(files: Record<string, string>, config: Record<string, unknown> = {}): string {
+export function gitRepo(files: Record<string, string | Uint8Array>, config: Record<string, unknown> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'ic-e2e-'));
   temps.push(dir);
   for (const [name, content] of Object.entries(files)) {

@@ -1,21 +1,18 @@
-// The shape of a diff the TUI can review, and the decision it hands back. The sandbox produces
-// the diff (as a child's report attachment, or the root's accumulated diff for `/diff`); the TUI
-// only knows this plain data, so it stays independent of git and of the sandbox package. Outside
-// tui/ because headless runs review too (everything accepted) and must not load the UI.
+// The shape of a diff the TUI can review, and the decision it hands back. The sandbox package
+// reads the diff into files and hunks (patchFiles) and cuts it down to the accepted hunks
+// (selectHunks); the TUI gets that reading as plain data, ids included, and never computes an id
+// or touches patch bytes itself. Only types come from the sandbox: its code is not loaded before
+// the first frame (see run-tui.ts). Outside tui/ because headless runs review too (everything
+// accepted) and must not load the UI.
+import type { PatchFile, PatchHunk } from '@infinity-code/sandbox';
 
-export type FileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
+export type FileStatus = PatchFile['status'];
 
-export interface ReviewHunk {
-  /** The `@@ -a,b +c,d @@` line. */
-  header: string;
-  /** Unified diff body lines, each starting with ' ', '+', '-' or '\'. */
-  lines: string[];
-}
+/** A hunk: its id, its `@@ -a,b +c,d @@` line and its lines (' ', '+', '-' or '\' first), decoded for showing. */
+export type ReviewHunk = Pick<PatchHunk, 'id' | 'header' | 'lines'>;
 
-export interface ReviewFile {
-  path: string;
-  status: FileStatus;
-  hunks: ReviewHunk[];
+export interface ReviewFile extends Pick<PatchFile, 'path' | 'status' | 'decisionIds'> {
+  hunks: readonly ReviewHunk[];
   /** Git modes of both sides, when known; a change between them is shown (see fileNotes). */
   oldMode?: string;
   newMode?: string;
@@ -35,24 +32,18 @@ export interface ReviewDiff {
   leftOut?: LeftOut[];
 }
 
-/** What the human decided, by hunk id (see `hunkId`). Every hunk is in exactly one list. */
+/** What the human decided, by decision id (see ReviewFile.decisionIds). Every id is in exactly one list. */
 export interface ReviewDecision {
   accepted: string[];
   rejected: Array<{ id: string; reason: string }>;
 }
 
 /**
- * A hunk's id: `<path>#<index>`. A file with no textual hunks (binary, pure rename, empty file)
- * still gets one decision, under `<path>#0`, so every change can be accepted or rejected.
+ * The ids a file's decisions are recorded under: one per hunk, in order; a file with no text
+ * hunks (binary, mode change, pure rename, empty file) has one, so every change can be decided.
  */
-export function hunkId(path: string, index: number): string {
-  return `${path}#${index}`;
-}
-
-/** The ids a file's decisions are recorded under. */
-export function fileHunkIds(file: ReviewFile): string[] {
-  const n = Math.max(1, file.hunks.length);
-  return Array.from({ length: n }, (_, i) => hunkId(file.path, i));
+export function fileHunkIds(file: ReviewFile): readonly string[] {
+  return file.decisionIds;
 }
 
 export function allHunkIds(diff: ReviewDiff): string[] {
@@ -77,6 +68,7 @@ export function fileNotes(file: ReviewFile): string[] {
 }
 
 const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
+const strings = (v: unknown) => Array.isArray(v) && v.every((s) => typeof s === 'string');
 
 /** Attachments are `unknown` in the runtime: check the shape before showing a review. */
 export function isReviewDiff(value: unknown): value is ReviewDiff {
@@ -96,6 +88,8 @@ export function isReviewDiff(value: unknown): value is ReviewDiff {
         typeof file.path === 'string' &&
         typeof file.status === 'string' &&
         STATUSES.has(file.status) &&
+        strings(file.decisionIds) &&
+        (file.decisionIds as string[]).length > 0 &&
         optionalString(file.oldMode) &&
         optionalString(file.newMode) &&
         optionalString(file.linkTarget) &&
@@ -104,9 +98,9 @@ export function isReviewDiff(value: unknown): value is ReviewDiff {
           (h: unknown) =>
             typeof h === 'object' &&
             h !== null &&
+            typeof (h as ReviewHunk).id === 'string' &&
             typeof (h as ReviewHunk).header === 'string' &&
-            Array.isArray((h as ReviewHunk).lines) &&
-            (h as ReviewHunk).lines.every((l) => typeof l === 'string'),
+            strings((h as ReviewHunk).lines),
         )
       );
     })

@@ -5,9 +5,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MemoryStore, type ThreadRecord } from '@infinity-code/runtime';
 import { openSession, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeLeftOut, explainRefusedApply, reviewOf, selectedDiff } from './review.js';
+import { childDiff, describeLeftOut, explainRefusedApply, reviewOf, selectedDiff, settleChildDiff } from './review.js';
+import { SandboxMap } from './sandbox-map.js';
 import { allHunkIds } from './review-diff.js';
 
 const dirs: string[] = [];
@@ -97,4 +99,56 @@ describe('reviewing a filtered sandbox diff', () => {
     expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a\n');
     expect(readFileSync(join(repo, 'secrets', 'key'), 'utf8')).toBe('users\n');
   });
+});
+
+/** A Latin-1 text (0xE9 is é there, and no UTF-8 at all) of 40 lines; the edits below touch lines 3 and 36. */
+const latin1 = (s: string): Buffer => Buffer.from(s, 'latin1');
+const MENU = Array.from({ length: 40 }, (_, i) => `plat ${i} caf\xe9 cr\xe8me br\xfbl\xe9e`);
+const MENU_BYTES = latin1(MENU.join('\n') + '\n');
+/** The first hunk turns line 3 into two lines (so the second hunk's new-side offset moves). */
+const withFirst = (lines: string[]) => lines.map((l, i) => (i === 3 ? `plat 3 \xe9t\xe9\nplat 3 bis d\xe9j\xe0` : l));
+const withSecond = (lines: string[]) => lines.map((l, i) => (i === 36 ? 'plat 36 modifi\xe9' : l));
+const bytesOf = (lines: string[]) => latin1(lines.join('\n') + '\n');
+
+/** A root thread and its child, each with its sandbox (the child's stacked on the root's), as the CLI runs them. */
+async function rootAndChild(files: Record<string, string | Buffer>) {
+  const repo = temp('ic-review-');
+  for (const [p, c] of Object.entries(files)) writeFileSync(join(repo, p), c);
+  git(repo, 'init', '-q');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'base');
+  const session = await openSession({ repo, stateDir: temp('ic-review-state-') });
+  sessions.push(session);
+  const store = new MemoryStore();
+  await store.ensureRootThread('root');
+  await store.createThread({ id: 'child', parentId: 'root', kind: 'child', spawnCallId: 'call-1', cutoff: 0, batch: [], seed: [] });
+  const sandboxes = new SandboxMap(session, store);
+  const root = await sandboxes.sandboxFor('root');
+  const child: ThreadRecord = (await store.loadThread('child'))!.record;
+  return { repo, sandboxes, root, child, childSandbox: await sandboxes.sandboxFor('child') };
+}
+
+describe('reviewing a Latin-1 file hunk by hunk', () => {
+  for (const [kept, expected] of [
+    ['first', bytesOf(withFirst(MENU))],
+    ['second', bytesOf(withSecond(MENU))],
+  ] as const) {
+    it(`a child's two-hunk edit with only the ${kept} hunk accepted: exactly those bytes in the parent's sandbox, then in the working tree`, async () => {
+      const { repo, sandboxes, root, child, childSandbox } = await rootAndChild({ 'menu.txt': MENU_BYTES });
+      await childSandbox.writeFile('menu.txt', bytesOf(withSecond(withFirst(MENU))));
+
+      const found = (await childDiff(sandboxes, child))!;
+      const ids = found.review.files.flatMap((f) => allHunkIds({ files: [f] }));
+      expect(ids).toEqual(['menu.txt#0', 'menu.txt#1']);
+      const [accept, reject] = kept === 'first' ? ids : [...ids].reverse();
+      const result = await settleChildDiff(sandboxes, child, found.diff, { accepted: [accept!], rejected: [{ id: reject!, reason: 'not that one' }] });
+      expect(result).toMatchObject({ clean: true, conflicts: [] });
+      expect((await root.readFile('menu.txt')).equals(expected)).toBe(true);
+
+      // /diff: the root's diff, everything accepted, reaches the user's tree byte for byte.
+      const rootDiff = await root.workingTreeDiff();
+      await root.applyToWorkingTree(selectedDiff(rootDiff, { accepted: allHunkIds(reviewOf(rootDiff)), rejected: [] }));
+      expect(readFileSync(join(repo, 'menu.txt')).equals(expected)).toBe(true);
+    });
+  }
 });

@@ -1,43 +1,33 @@
 import type { ReportReviewer, ThreadRecord } from '@infinity-code/runtime';
-import { UnsafeChangeError, type ApplyResult, type OmittedFile, type SandboxDiff } from '@infinity-code/sandbox';
-import { selectHunks, toReviewDiff } from './git-patch.js';
+import { patchFiles, selectHunks, UnsafeChangeError, type ApplyResult, type OmittedFile, type SandboxDiff } from '@infinity-code/sandbox';
+import { allHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } from './review-diff.js';
 import type { SessionSandboxes } from './session-sandboxes.js';
 
 /** Where threads' sandboxes are found and a reviewed child starts over. */
 type ThreadSandboxes = Pick<SessionSandboxes, 'sandboxFor' | 'restack'>;
-import { allHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } from './review-diff.js';
 
 /**
- * A diff reduced to the accepted hunks, in the shape the sandbox applies. Everything accepted:
- * the diff itself, bytes untouched (a patch re-encoded from text would mangle non-UTF-8 content).
- * What the diff left out stays listed.
+ * A diff reduced to the accepted hunks, in the shape the sandbox applies: the sandbox cuts the
+ * patch's bytes (a patch rebuilt from decoded text would mangle content that is not UTF-8).
+ * Everything accepted: the diff itself. What the diff left out stays listed.
  */
 export function selectedDiff(diff: SandboxDiff, decision: ReviewDecision): SandboxDiff {
-  const accepted = new Set(decision.accepted);
-  if (allHunkIds(toReviewDiff(diff.patch)).every((id) => accepted.has(id))) return diff;
-  const patch = selectHunks(diff.patch, accepted);
-  const kept = new Set(toReviewDiff(patch).files.map((f) => f.path));
-  return {
-    patch,
-    patchBytes: Buffer.from(patch),
-    files: diff.files.filter((f) => kept.has(f.path)),
-    omitted: diff.omitted,
-    from: diff.from,
-    to: diff.to,
-    isEmpty: patch === '',
-  };
+  return selectHunks(diff, decision.accepted);
 }
 
 /**
- * The reviewable shape of a sandbox diff: its hunks (ids as selectedDiff reads them), each file's
- * modes and symlink target, and what the diff left out with the reason.
+ * The reviewable shape of a sandbox diff: its files and hunks with their ids (as selectedDiff
+ * reads them), each file's modes and symlink target, and what the diff left out with the reason.
  */
 export function reviewOf(diff: SandboxDiff): ReviewDiff {
   const byPath = new Map(diff.files.map((f) => [f.path, f]));
-  const files = toReviewDiff(diff.patch).files.map((r): ReviewFile => {
+  const files = patchFiles(diff.patchBytes).map((r): ReviewFile => {
     const f = byPath.get(r.path);
     return {
-      ...r,
+      path: r.path,
+      status: r.status,
+      hunks: r.hunks,
+      decisionIds: r.decisionIds,
       ...(f?.oldMode !== undefined ? { oldMode: f.oldMode } : {}),
       ...(f?.newMode !== undefined ? { newMode: f.newMode } : {}),
       ...(f?.linkTarget !== undefined ? { linkTarget: f.linkTarget } : {}),

@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { SessionContext } from './backend.js';
 import type { ChangedFile, SandboxDiff } from './diff.js';
 import { ApplyError } from './errors.js';
-import { nulFields, unquoteGitPath, type GitRunner } from './git.js';
+import { nulFields, type GitRunner } from './git.js';
+import { unquoteGitPath } from './git-path.js';
 import { stagePaths } from './stage-paths.js';
 
 export interface ApplyResult {

@@ -18,6 +18,8 @@ export type SandboxErrorCode =
   /** A diff to apply holds changes the apply policy leaves out (see OmitRule); nothing was applied. */
   | 'unsafe-change'
   | 'invalid-argument'
+  /** A diff's patch is not in the form git writes (see PatchFormatError). */
+  | 'bad-patch'
   /** The caller's AbortSignal stopped a wait (e.g. a base refresh waiting for commands to end). */
   | 'aborted'
   | 'internal';
@@ -98,5 +100,37 @@ export class UnsafeChangeError extends SandboxError {
     );
     this.name = 'UnsafeChangeError';
     this.omitted = omitted;
+  }
+}
+
+/**
+ * A diff's patch could not be read into files and hunks. Diffs come from our own git, so this
+ * is a bug rather than something the user did; nothing was applied.
+ */
+export class PatchFormatError extends SandboxError {
+  constructor(detail: string) {
+    super(
+      'bad-patch',
+      `The diff's patch could not be read (${detail}), so its hunks cannot be picked one by one; nothing was applied. ` +
+        'Accept or reject the whole diff instead, and please report this with the patch.',
+    );
+    this.name = 'PatchFormatError';
+  }
+}
+
+/**
+ * Hunks accepted in a review that the diff being applied does not have: the changes moved since
+ * they were reviewed (the agent kept working), so the decision may not mean the same hunks.
+ */
+export class UnknownHunkError extends SandboxError {
+  readonly ids: readonly string[];
+
+  constructor(ids: readonly string[]) {
+    super(
+      'invalid-argument',
+      `Nothing was applied: the diff has no hunk ${ids.join(', ')}; the changes moved since they were reviewed. Review them again.`,
+    );
+    this.name = 'UnknownHunkError';
+    this.ids = ids;
   }
 }

@@ -90,27 +90,3 @@ export function nulFields(buf: Buffer): string[] {
   if (parts.at(-1) === '') parts.pop();
   return parts;
 }
-
-/** Decodes git's C-style quoted path ("a\tb" or "\303\251"), leaving plain paths alone. */
-export function unquoteGitPath(p: string): string {
-  if (!p.startsWith('"') || !p.endsWith('"')) return p;
-  const body = p.slice(1, -1);
-  const bytes: number[] = [];
-  const simple: Record<string, number> = { n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11 };
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!;
-    if (c !== '\\') {
-      bytes.push(...Buffer.from(c, 'utf8'));
-      continue;
-    }
-    const n = body[i + 1]!;
-    if (/[0-7]/.test(n)) {
-      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
-      i += 3;
-    } else {
-      bytes.push(simple[n] ?? n.charCodeAt(0));
-      i += 1;
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
-}

@@ -26,6 +26,7 @@ export {
 } from './apply-policy.js';
 export type { ApplyResult } from './apply.js';
 export type { ChangedFile, ChangeStatus, SandboxDiff } from './diff.js';
+export { hunkId, patchFiles, selectHunks, type PatchFile, type PatchFileStatus, type PatchHunk } from './hunks.js';
 export type { ExecOptions, ExecProcess, ExecResult } from './exec.js';
 export type { DirEntry, EntryType, FileStat } from './view-fs.js';
 export type { BackendName, DiffSince, ProbeOutcome, SandboxBackend } from './backend.js';
@@ -38,4 +39,13 @@ export { makeCopyBackend, type CopyBackendOptions } from './copy-backend.js';
 export { gc, DEFAULT_KEEP_DAYS, type GcOptions, type GcReport } from './gc.js';
 export { listSessions, type SessionSummary } from './list-sessions.js';
 export { defaultStateDir } from './state-dir.js';
-export { SandboxError, SandboxPathError, GitError, ApplyError, UnsafeChangeError, type SandboxErrorCode } from './errors.js';
+export {
+  SandboxError,
+  SandboxPathError,
+  GitError,
+  ApplyError,
+  UnsafeChangeError,
+  PatchFormatError,
+  UnknownHunkError,
+  type SandboxErrorCode,
+} from './errors.js';

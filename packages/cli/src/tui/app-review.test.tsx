@@ -16,11 +16,17 @@ const PARSER_DIFF: ReviewDiff = {
       path: 'src/parser.ts',
       status: 'modified',
       hunks: [
-        { header: '@@ -1,3 +1,3 @@', lines: [' import { lex } from "./lex";', '-const strict = false;', '+const strict = true;'] },
-        { header: '@@ -20,2 +20,2 @@', lines: ['-  throw new Error("bad token");', '+  throw new SyntaxError(`bad token ${t}`);'] },
+        { id: 'src/parser.ts#0', header: '@@ -1,3 +1,3 @@', lines: [' import { lex } from "./lex";', '-const strict = false;', '+const strict = true;'] },
+        { id: 'src/parser.ts#1', header: '@@ -20,2 +20,2 @@', lines: ['-  throw new Error("bad token");', '+  throw new SyntaxError(`bad token ${t}`);'] },
       ],
+      decisionIds: ['src/parser.ts#0', 'src/parser.ts#1'],
     },
-    { path: 'test/parser.test.ts', status: 'added', hunks: [{ header: '@@ -0,0 +1 @@', lines: ['+it("parses", () => {});'] }] },
+    {
+      path: 'test/parser.test.ts',
+      status: 'added',
+      hunks: [{ id: 'test/parser.test.ts#0', header: '@@ -0,0 +1 @@', lines: ['+it("parses", () => {});'] }],
+      decisionIds: ['test/parser.test.ts#0'],
+    },
   ],
 };
 

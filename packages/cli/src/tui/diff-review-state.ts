@@ -101,13 +101,13 @@ export function fileTally(s: ReviewState, file: number): { accepted: number; rej
   return { accepted, rejected, total: ids.length };
 }
 
-function idsOf(s: ReviewState, index: number): string[] {
+function idsOf(s: ReviewState, index: number): readonly string[] {
   const e = s.entries[index];
   if (!e) return [];
   return e.kind === 'hunk' ? [e.id] : fileHunkIds(s.diff.files[e.file]!);
 }
 
-function decide(s: ReviewState, ids: string[], v: Verdict): ReviewState {
+function decide(s: ReviewState, ids: readonly string[], v: Verdict): ReviewState {
   const verdicts = { ...s.verdicts };
   for (const id of ids) verdicts[id] = v;
   return { ...s, verdicts, message: null };

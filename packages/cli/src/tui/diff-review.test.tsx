@@ -16,11 +16,13 @@ const DIFF: ReviewDiff = {
       path: 'src/a.ts',
       status: 'modified',
       hunks: [
-        { header: '@@ -1,2 +1,2 @@', lines: [' keep', '-old one', '+new one'] },
-        { header: '@@ -9,1 +9,1 @@', lines: ['-old two', '+new two'] },
+        { id: 'src/a.ts#0', header: '@@ -1,2 +1,2 @@', lines: [' keep', '-old one', '+new one'] },
+        { id: 'src/a.ts#1', header: '@@ -9,1 +9,1 @@', lines: ['-old two', '+new two'] },
       ],
+      decisionIds: ['src/a.ts#0', 'src/a.ts#1'],
     },
-    { path: 'img/logo.png', status: 'added', hunks: [] },
+    // No text hunks (a binary): one decision, under the id the sandbox gave it.
+    { path: 'img/logo.png', status: 'added', hunks: [], decisionIds: ['img/logo.png#0'] },
   ],
 };
 
@@ -80,7 +82,8 @@ describe('<DiffReview>', () => {
   });
 
   it('decides a whole file from its line, and clamps long hunks', async () => {
-    const long: ReviewDiff = { files: [{ path: 'big.txt', status: 'modified', hunks: [{ header: '@@ -1 +1,30 @@', lines: Array.from({ length: 30 }, (_, i) => `+line ${i}`) }] }] };
+    const lines = Array.from({ length: 30 }, (_, i) => `+line ${i}`);
+    const long: ReviewDiff = { files: [{ path: 'big.txt', status: 'modified', hunks: [{ id: 'big.txt#0', header: '@@ -1 +1,30 @@', lines }], decisionIds: ['big.txt#0'] }] };
     const r = await mount(long, 5);
     expect(r.frame()).toContain('+line 4');
     expect(r.frame()).not.toContain('+line 5');
@@ -92,8 +95,15 @@ describe('<DiffReview>', () => {
   it('shows mode changes, symlink targets and what the diff left out, which takes no decision', async () => {
     const diff: ReviewDiff = {
       files: [
-        { path: 'tool.sh', status: 'modified', hunks: [], oldMode: '100644', newMode: '100755' },
-        { path: 'link', status: 'added', hunks: [{ header: '@@ -0,0 +1 @@', lines: ['+docs/a.md'] }], newMode: '120000', linkTarget: 'docs/a.md' },
+        { path: 'tool.sh', status: 'modified', hunks: [], decisionIds: ['tool.sh#0'], oldMode: '100644', newMode: '100755' },
+        {
+          path: 'link',
+          status: 'added',
+          hunks: [{ id: 'link#0', header: '@@ -0,0 +1 @@', lines: ['+docs/a.md'] }],
+          decisionIds: ['link#0'],
+          newMode: '120000',
+          linkTarget: 'docs/a.md',
+        },
       ],
       leftOut: [
         { path: 'pw', reason: 'a symbolic link to /etc/passwd, which is outside the repository' },
@@ -133,11 +143,14 @@ describe('review navigation state', () => {
   it('checks the shape of attachments before treating them as diffs', () => {
     expect(isReviewDiff(DIFF)).toBe(true);
     expect(isReviewDiff({ diff: 'patch text' })).toBe(false);
-    expect(isReviewDiff({ files: [{ path: 'a', status: 'copied', hunks: [] }] })).toBe(false);
-    expect(isReviewDiff({ files: [{ path: 'a', status: 'added', hunks: [{ header: '@@', lines: [1] }] }] })).toBe(false);
+    expect(isReviewDiff({ files: [{ path: 'a', status: 'copied', hunks: [], decisionIds: ['a#0'] }] })).toBe(false);
+    expect(isReviewDiff({ files: [{ path: 'a', status: 'added', hunks: [{ id: 'a#0', header: '@@', lines: [1] }], decisionIds: ['a#0'] }] })).toBe(false);
+    // Decisions are recorded under the ids the sandbox gave: a diff without them cannot be decided on.
+    expect(isReviewDiff({ files: [{ path: 'a', status: 'added', hunks: [] }] })).toBe(false);
+    expect(isReviewDiff({ files: [{ path: 'a', status: 'added', hunks: [{ header: '@@', lines: [] }], decisionIds: ['a#0'] }] })).toBe(false);
     expect(isReviewDiff(null)).toBe(false);
     expect(isReviewDiff({ files: [], leftOut: [{ path: 'pw', reason: 'outside' }] })).toBe(true);
     expect(isReviewDiff({ files: [], leftOut: [{ path: 'pw' }] })).toBe(false);
-    expect(isReviewDiff({ files: [{ path: 'a', status: 'added', hunks: [], newMode: 755 }] })).toBe(false);
+    expect(isReviewDiff({ files: [{ path: 'a', status: 'added', hunks: [], decisionIds: ['a#0'], newMode: 755 }] })).toBe(false);
   });
 });

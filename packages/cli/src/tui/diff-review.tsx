@@ -165,7 +165,7 @@ function Hunks({ state, maxLines }: { state: ReviewState; maxLines: number }) {
   );
 }
 
-function HunkLines({ lines, max }: { lines: string[]; max: number }) {
+function HunkLines({ lines, max }: { lines: readonly string[]; max: number }) {
   const shown = lines.slice(0, max);
   return (
     <Box flexDirection="column" paddingLeft={4}>

@@ -7,6 +7,6 @@ export { localController, type LocalControllerOptions, type SessionHooks } from 
 export { deferredController } from './deferred-controller.js';
 export { createReviewBroker, reviewNote, type ReviewBroker, type ReviewBrokerOptions } from './review-broker.js';
 export { createCommandApprovals, type ApprovalEvent, type CommandApprovals } from './command-approvals.js';
-export { allHunkIds, diffStat, fileHunkIds, fileNotes, hunkId, isReviewDiff } from '../review-diff.js';
+export { allHunkIds, diffStat, fileHunkIds, fileNotes, isReviewDiff } from '../review-diff.js';
 export type { FileStatus, LeftOut, ReviewDecision, ReviewDiff, ReviewFile, ReviewHunk } from '../review-diff.js';
 export { reduce, initialState, type UiAction, type UiState, type TranscriptItem } from './state.js';
