@@ -4,6 +4,7 @@ import { AnthropicProvider, type AnthropicProviderOptions } from './anthropic-pr
 import { ModelError } from './errors.js';
 import { text } from './messages.js';
 import type { CompletionRequest, StreamEvent } from './provider.js';
+import { closedLoopbackUrl } from './test-support/closed-port.js';
 import { startFakeMessagesApi, type FakeBrain, type FakeMessagesApi, type FakeScript } from './testing/index.js';
 
 const READ_FILE = {
@@ -53,6 +54,12 @@ async function modelError(script: FakeScript, extra: AnthropicProviderOptions = 
   const { error } = await run(script, extra);
   expect(error).toBeInstanceOf(ModelError);
   return error as ModelError;
+}
+
+async function firstError(p: AnthropicProvider): Promise<ModelError> {
+  const err = await p.stream(REQUEST, new AbortController().signal).next().then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ModelError);
+  return err as ModelError;
 }
 
 const textOf = (events: StreamEvent[]): string =>
@@ -177,14 +184,42 @@ describe('AnthropicProvider error mapping', () => {
     }
   });
 
-  it('maps a refused connection to network', async () => {
-    const server = await startFakeMessagesApi({ brain: () => ({ text: 'unused' }) });
+  it('maps a refused connection before the API ever answered to unreachable, naming ANTHROPIC_BASE_URL and its value', async () => {
+    const url = await closedLoopbackUrl();
+    const err = await firstError(provider(url));
+    expect(err).toMatchObject({ kind: 'unreachable', retryable: false });
+    expect(err.message).toBe(
+      `Could not connect to the model API at ${url}: the connection was refused: nothing is listening at that address ` +
+        `(ECONNREFUSED). ANTHROPIC_BASE_URL is set to ${url}: check the address and that the server is running there, ` +
+        'or unset ANTHROPIC_BASE_URL to use the Anthropic API.',
+    );
+  });
+
+  it('maps a host name that does not resolve to unreachable (ENOTFOUND)', async () => {
+    // .invalid never resolves (RFC 6761): no lookup leaves this machine with an answer.
+    const err = await firstError(provider('http://model-api.invalid'));
+    expect(err).toMatchObject({ kind: 'unreachable', retryable: false });
+    expect(err.message).toMatch(/^Could not connect to the model API at http:\/\/model-api\.invalid: the host name model-api\.invalid (does not resolve \(ENOTFOUND\)|could not be looked up: DNS did not answer \(EAI_AGAIN\))\. ANTHROPIC_BASE_URL is set to http:\/\/model-api\.invalid/);
+  });
+
+  it('maps a failed TLS handshake (https:// to a plain HTTP server) to unreachable, saying so', async () => {
+    const server = await fake(() => ({ text: 'unused' }));
+    const url = server.url.replace(/^http:/, 'https:');
+    const err = await firstError(provider(url));
+    expect(err).toMatchObject({ kind: 'unreachable', retryable: false });
+    expect(err.message).toContain(`Could not connect to the model API at ${url}: the TLS handshake failed (`);
+    expect(err.message).toContain('is it an http:// address?');
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('maps a refused connection after the API answered once to network (transient, retried at length)', async () => {
+    const server = await startFakeMessagesApi({ brain: () => ({ text: 'hello' }) });
+    const p = provider(server.url);
+    for await (const _ of p.stream(REQUEST, new AbortController().signal));
     await server.close();
-    const stream = provider(server.url).stream(REQUEST, new AbortController().signal);
-    const err = await stream.next().then(() => undefined, (e: unknown) => e);
-    expect(err).toBeInstanceOf(ModelError);
+    const err = await firstError(p);
     expect(err).toMatchObject({ kind: 'network', retryable: true });
-    expect((err as ModelError).message).toContain('ECONNREFUSED');
+    expect(err.message).toContain('ECONNREFUSED');
   });
 
   it('maps a server that never answers to timeout', async () => {

@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { APIError } from '@anthropic-ai/sdk';
 import { EPHEMERAL, markedMessages, withMessageBreakpoints } from './cache-breakpoints.js';
+import { connectFailure, unreachableMessage } from './connect-failure.js';
 import { ModelError } from './errors.js';
 import type { HistoryMessage, Usage } from './messages.js';
 import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
@@ -38,6 +39,12 @@ export class AnthropicProvider implements ModelProvider {
   readonly #caching: boolean;
   readonly #opts: AnthropicProviderOptions;
   #sdk: Promise<Sdk> | undefined;
+  /**
+   * Whether the API ever answered (any HTTP status). Until it has, a connection that can't be
+   * made is a wrong address ('unreachable': fail fast); after, it is the network going away for
+   * a while ('network': retried with the long budget).
+   */
+  #reached = false;
 
   constructor(opts: AnthropicProviderOptions = {}) {
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -90,8 +97,10 @@ export class AnthropicProvider implements ModelProvider {
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
         events = await sdk.client.messages.create(toParams(request, this.#caching), { signal: ctrl.signal });
+        this.#reached = true;
       } catch (err) {
-        throw interrupted() ?? toModelError(sdk.mod, err, baseURL);
+        if (err instanceof sdk.mod.APIError && err.status !== undefined) this.#reached = true;
+        throw interrupted() ?? toModelError(sdk.mod, err, baseURL, this.#reached);
       }
       const turn = new TurnReader();
       try {
@@ -104,7 +113,7 @@ export class AnthropicProvider implements ModelProvider {
           armIdle();
         }
       } catch (err) {
-        throw interrupted() ?? toModelError(sdk.mod, new StreamBroken(err), baseURL);
+        throw interrupted() ?? toModelError(sdk.mod, new StreamBroken(err), baseURL, true);
       }
       pauseIdle();
       if (!turn.finished) {
@@ -234,7 +243,8 @@ class StreamBroken {
   constructor(readonly cause: unknown) {}
 }
 
-function toModelError(sdk: SdkModule, raw: unknown, baseURL: string): ModelError {
+/** `reached`: the API has answered this provider before (see AnthropicProvider.#reached). */
+function toModelError(sdk: SdkModule, raw: unknown, baseURL: string, reached: boolean): ModelError {
   const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk;
   const midStream = raw instanceof StreamBroken;
   const err = midStream ? raw.cause : raw;
@@ -243,6 +253,8 @@ function toModelError(sdk: SdkModule, raw: unknown, baseURL: string): ModelError
     return new ModelError('timeout', `The model API at ${baseURL} did not respond in time.`, { cause: err });
   }
   if (err instanceof APIConnectionError) {
+    const failure = reached ? undefined : connectFailure(err, baseURL);
+    if (failure) return new ModelError('unreachable', unreachableMessage(baseURL, failure), { cause: err });
     return new ModelError('network', `Could not reach the model API at ${baseURL} (${rootCause(err)}).`, { cause: err });
   }
   if (err instanceof APIError) return fromApiError(err);

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { AnthropicProvider } from './anthropic-provider.js';
 import { userText } from './input.js';
 import { LocalSystem } from './local-system.js';
+import { closedLoopbackUrl } from './test-support/closed-port.js';
 import { shape, makeStore } from './test-support/harness.js';
 import { echoTool } from './test-support/tools.js';
 import { startFakeMessagesApi, type FakeBrain } from './testing/index.js';
@@ -78,5 +79,32 @@ describe('runtime with the Anthropic provider over SSE', () => {
     const err = r.events.find((e) => e.type === 'error');
     expect(err).toMatchObject({ kind: 'auth', message: expect.stringContaining('ANTHROPIC_API_KEY') });
     expect(shape(r.thread.history)).toEqual(['user:text']);
+  });
+
+  it('an address where nothing listens: a few quick retries, then one unreachable error naming ANTHROPIC_BASE_URL', async () => {
+    const url = await closedLoopbackUrl();
+    const { store, cleanup } = makeStore('memory');
+    const system = new LocalSystem({
+      store,
+      provider: new AnthropicProvider({ apiKey: 'test-key', baseURL: url }),
+      tools: [echoTool()],
+      model: 'claude-test',
+      retry: { baseDelayMs: 2 },
+    });
+    const events: RuntimeEvent[] = [];
+    system.subscribe((e) => events.push(e));
+    try {
+      await system.send(userText('t1', 'hello', 'u1'));
+      await system.whenIdle();
+    } finally {
+      await system.close();
+      cleanup();
+    }
+    const retries = events.flatMap((e) => (e.type === 'completion-retry' ? [e.kind] : []));
+    expect(retries).toEqual(['unreachable', 'unreachable', 'unreachable']);
+    const errors = events.filter((e) => e.type === 'error');
+    expect(errors).toEqual([
+      expect.objectContaining({ kind: 'unreachable', message: expect.stringContaining(`ANTHROPIC_BASE_URL is set to ${url}`) }),
+    ]);
   });
 });

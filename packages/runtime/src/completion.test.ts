@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY, runCompletion } from './completion.js';
-import type { ModelError } from './errors.js';
+import { ModelError } from './errors.js';
 import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
 
 const request: CompletionRequest = { model: 'm', system: '', messages: [], tools: [], maxTokens: 10 };
@@ -37,5 +37,42 @@ describe('runCompletion', () => {
     expect(retries[0]!.error.kind).toBe('timeout');
     expect(retries[0]!.error.message).toBe('The model API went silent (no data for 40 ms).');
     expect(retries[0]!.error.message).not.toMatch(/retrying/i);
+  });
+
+  it('gives an unreachable API a few quick retries, then fails with its error; transient errors get the long budget', async () => {
+    const failing = (kind: 'unreachable' | 'server'): ModelProvider & { attempts: number } => ({
+      name: 'failing',
+      attempts: 0,
+      async *stream(): AsyncGenerator<StreamEvent> {
+        this.attempts++;
+        throw new ModelError(kind, `${kind} failure`);
+      },
+    });
+    const policy = { ...DEFAULT_RETRY, baseDelayMs: 2, maxDelayMs: 4, maxRetries: 8, unreachableRetries: 3, unreachableBudgetMs: 60_000 };
+    const run = async (p: ModelProvider, pol = policy) => {
+      const delays: number[] = [];
+      const err = await runCompletion(p, request, pol, new AbortController().signal, {
+        onText: () => undefined,
+        onRetry: ({ delayMs }) => delays.push(delayMs),
+      }).then(() => undefined, (e: unknown) => e);
+      return { err, delays };
+    };
+
+    const unreachable = failing('unreachable');
+    const quick = await run(unreachable);
+    expect(quick.err).toMatchObject({ kind: 'unreachable', message: 'unreachable failure' });
+    expect(unreachable.attempts).toBe(4);
+    // Half a base delay, doubling.
+    expect(quick.delays).toEqual([1, 2, 4]);
+
+    const server = failing('server');
+    await run(server);
+    expect(server.attempts).toBe(9);
+
+    // The budget bounds the quick retries by time too: none fits in a budget of 1 ms.
+    const slow = failing('unreachable');
+    const none = await run(slow, { ...policy, baseDelayMs: 10, unreachableBudgetMs: 1 });
+    expect(none.delays).toEqual([]);
+    expect(slow.attempts).toBe(1);
   });
 });

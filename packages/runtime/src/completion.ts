@@ -13,6 +13,14 @@ export interface RetryPolicy {
   initTimeoutMs: number;
   /** No event for this long mid-stream: the attempt is abandoned and retried. */
   stallTimeoutMs: number;
+  /**
+   * Retries of an 'unreachable' error (an API never reached: refused, unresolvable, TLS failed),
+   * half a base delay doubling each time: a server that is still starting gets a moment, a wrong
+   * address fails fast.
+   */
+  unreachableRetries: number;
+  /** ... and only while the completion has not been trying for longer than this. */
+  unreachableBudgetMs: number;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
@@ -21,6 +29,10 @@ export const DEFAULT_RETRY: RetryPolicy = {
   maxDelayMs: 30_000,
   initTimeoutMs: 60_000,
   stallTimeoutMs: 120_000,
+  // 0.5 s, 1 s and 2 s apart: about 4 s in all when each attempt fails at once (a refused
+  // connection); when each is slow (a DNS lookup timing out), the budget stops them sooner.
+  unreachableRetries: 3,
+  unreachableBudgetMs: 5_000,
 };
 
 export interface CompletionToolCall {
@@ -57,14 +69,21 @@ export async function runCompletion(
   signal: AbortSignal,
   hooks: CompletionHooks,
 ): Promise<CompletionOutcome> {
+  const started = Date.now();
+  let unreachable = 0;
   for (let attempt = 0; ; attempt++) {
     try {
       return await attemptOnce(provider, request, policy, signal, hooks);
     } catch (err) {
       if (signal.aborted) return cancelledOutcome([]);
       const error = toModelError(err);
-      if (!error.retryable || attempt >= policy.maxRetries) throw error;
-      const delayMs = backoff(policy, attempt, error);
+      const delayMs =
+        error.kind === 'unreachable'
+          ? quickDelay(policy, unreachable++, Date.now() - started)
+          : error.retryable && attempt < policy.maxRetries
+            ? backoff(policy, attempt, error)
+            : undefined;
+      if (delayMs === undefined) throw error;
       hooks.onRetry({ attempt: attempt + 1, delayMs, error });
       try {
         await sleep(delayMs, undefined, { signal });
@@ -158,6 +177,13 @@ function toModelError(err: unknown): ModelError {
   if (err instanceof ModelError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new ModelError('other', `The model provider failed: ${message}`, { cause: err });
+}
+
+/** The delay before quick retry `n` of an unreachable API, or undefined when its budget is spent. */
+function quickDelay(policy: RetryPolicy, n: number, elapsedMs: number): number | undefined {
+  if (n >= policy.unreachableRetries) return undefined;
+  const delayMs = (policy.baseDelayMs / 2) * 2 ** n;
+  return elapsedMs + delayMs > policy.unreachableBudgetMs ? undefined : delayMs;
 }
 
 function backoff(policy: RetryPolicy, attempt: number, error: ModelError): number {

@@ -3,6 +3,13 @@ export type ModelErrorKind =
   | 'overloaded'
   | 'server'
   | 'network'
+  /**
+   * The API could not be reached at all, and never was by this provider: the connection was
+   * refused, the host name does not resolve, the TLS handshake failed. Most likely the address
+   * (ANTHROPIC_BASE_URL) is wrong, which no amount of waiting fixes, so it gets a few quick
+   * retries only (RetryPolicy.unreachableRetries), not the long budget of transient errors.
+   */
+  | 'unreachable'
   | 'timeout'
   | 'stream_cut'
   | 'auth'
