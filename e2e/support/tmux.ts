@@ -20,6 +20,11 @@ export class TmuxScreen {
     return execFileSync('tmux', ['capture-pane', '-p', '-t', this.name], { encoding: 'utf8' });
   }
 
+  /** The screen and everything scrolled off it: a long transcript no longer fits the screen. */
+  scrollback(): string {
+    return execFileSync('tmux', ['capture-pane', '-p', '-S', '-', '-t', this.name], { encoding: 'utf8' });
+  }
+
   /** Waits until the screen matches (the program drew it), or fails with what was on screen. */
   async waitFor(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { RETRY_KEYS } from './config.js';
 import { parseDuration } from './duration.js';
 import { EXIT, UserError } from './exit-codes.js';
 import { parseNetworkFlag, type NetworkSetting } from './sandbox-config.js';
@@ -35,6 +36,57 @@ function duration(value: string): number {
   return ms;
 }
 
+/**
+ * The rest of what a user or a script needs to know, after the options: where settings come from
+ * and what the exit code means. The codes are taken from EXIT so the two can't drift apart.
+ */
+export const HELP_FOOTER = `
+Environment:
+  ANTHROPIC_API_KEY    your Anthropic API key (needed for all but --demo)
+  ANTHROPIC_BASE_URL   the Messages API's address (https://api.anthropic.com if
+                       unset); one that can't be reached fails at once (exit ${EXIT.config})
+  NODE_EXTRA_CA_CERTS  a CA certificate file to trust (a proxy re-signing TLS)
+  XDG_CONFIG_HOME      where your config file is (default ~/.config)
+  XDG_STATE_HOME       where sandboxes are stored (default ~/.local/state)
+  INFINITY_CODE_RETRY  retries of model calls, as JSON, e.g. {"maxRetries": 3};
+                       ${wrapped(`keys: ${RETRY_KEYS.join(', ')}`, 23)}
+
+Files:
+  ~/.config/infinity-code/config.json
+                       your settings (under $XDG_CONFIG_HOME when set)
+  .infinity/config.json
+                       the repository's settings: may narrow your sandbox
+                       settings, never widen them
+  .infinity/state.db   the sessions' history (ignored by git)
+  AGENTS.md            the project's instructions (CLAUDE.md when there is none)
+
+Exit codes:
+  ${EXIT.ok}    done
+  ${EXIT.failed}    failed: a model or tool error, or git failing on the repository
+  ${EXIT.usage}    usage error: a bad flag or argument, or not in a git repository
+  ${EXIT.config}    configuration or authentication error: no API key or a rejected
+       one, an ANTHROPIC_BASE_URL that can't be reached, an invalid config
+       file, git not installed
+  ${EXIT.unapplied}    changes left unapplied (headless without --yes): the patch is
+       saved in .infinity/patches/
+  ${EXIT.limit}    a limit was reached (--max-turns, --timeout)
+  ${EXIT.interrupted}  interrupted (continue with -c)
+`;
+
+/** `text` wrapped to 80 columns, starting at column `indent`, its next lines indented as much. */
+function wrapped(text: string, indent: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && indent + line.length + 1 + word.length > 80) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines.join(`\n${' '.repeat(indent)}`);
+}
+
 function parse(argv: string[]): Flags | number {
   const program = new Command()
     .name('infinity-code')
@@ -65,6 +117,7 @@ function parse(argv: string[]): Flags | number {
     )
     .option('--demo', 'run a scripted demonstration in a throwaway repository (no API key needed)')
     .option('--debug', 'show stack traces of unexpected errors')
+    .addHelpText('after', HELP_FOOTER)
     // Extra words get our own message (the task goes after -p), not commander's generic one.
     .allowExcessArguments(true)
     .exitOverride()

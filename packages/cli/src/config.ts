@@ -143,7 +143,16 @@ export function parseConfigFile(file: string): ConfigFile {
   return out;
 }
 
-const RETRY_KEYS = ['maxRetries', 'baseDelayMs', 'maxDelayMs', 'initTimeoutMs', 'stallTimeoutMs'] as const;
+/** The keys INFINITY_CODE_RETRY may set (the runtime's RetryPolicy). */
+export const RETRY_KEYS = [
+  'maxRetries',
+  'baseDelayMs',
+  'maxDelayMs',
+  'initTimeoutMs',
+  'stallTimeoutMs',
+  'unreachableRetries',
+  'unreachableBudgetMs',
+] as const;
 
 /**
  * Retry settings of model calls from INFINITY_CODE_RETRY (a JSON object, e.g.

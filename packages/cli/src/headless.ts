@@ -58,6 +58,8 @@ export function textPrinter(w: HeadlessWriters, rootId: string): (e: RuntimeEven
         return;
       case 'completion-retry':
         if (e.threadId === rootId) pending = '';
+        // The quick retries of an API never reached are not news: its one error says it all.
+        if (e.kind === 'unreachable') return;
         w.err(`${who(e.threadId)}  … ${e.message} Retrying in ${(e.delayMs / 1000).toFixed(1)}s (attempt ${e.attempt}).\n`);
         return;
       case 'turn-committed':

@@ -11,5 +11,26 @@ export function anthropicEnv(env: NodeJS.ProcessEnv): { apiKey: string; baseURL?
     );
   }
   const baseURL = env.ANTHROPIC_BASE_URL;
+  if (baseURL) checkBaseURL(baseURL);
   return baseURL ? { apiKey, baseURL } : { apiKey };
+}
+
+/**
+ * A base URL that is no http(s) URL at all fails here, before anything starts: the SDK would
+ * otherwise send the request somewhere unexpected (`localhost:8080` parses as the scheme
+ * "localhost:") or fail with fetch's jargon.
+ */
+function checkBaseURL(value: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url && (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '') return;
+  throw new UserError(
+    `ANTHROPIC_BASE_URL is set to "${value}", which is not an http:// or https:// address. Set it to the address ` +
+      'of the Messages API you use (like https://api.anthropic.com or http://127.0.0.1:8080), or unset it to use the Anthropic API.',
+    EXIT.config,
+  );
 }

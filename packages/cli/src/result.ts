@@ -65,7 +65,8 @@ export interface Outcome {
 /** Exit code and status from what happened, in order of precedence (DESIGN §5). */
 export function decide(tally: RunTally, o: Outcome): { status: RunStatus; code: ExitCode } {
   if (o.interrupted) return { status: 'interrupted', code: EXIT.interrupted };
-  if (tally.errors.some((e) => e.kind === 'auth')) return { status: 'config_error', code: EXIT.config };
+  // A rejected key, or an API address that could never be reached: the user's settings to fix.
+  if (tally.errors.some((e) => e.kind === 'auth' || e.kind === 'unreachable')) return { status: 'config_error', code: EXIT.config };
   if (tally.errors.some((e) => e.kind === 'budget')) return { status: 'limit', code: EXIT.limit };
   if (tally.errors.length > 0 || o.conflicts.length > 0) return { status: 'failed', code: EXIT.failed };
   if (o.filesChanged.length > 0 && !o.applied) return { status: 'unapplied', code: EXIT.unapplied };

@@ -89,7 +89,7 @@ describe('runtime with the Anthropic provider over SSE', () => {
       provider: new AnthropicProvider({ apiKey: 'test-key', baseURL: url }),
       tools: [echoTool()],
       model: 'claude-test',
-      retry: { baseDelayMs: 2 },
+      retry: { baseDelayMs: 4 },
     });
     const events: RuntimeEvent[] = [];
     system.subscribe((e) => events.push(e));

@@ -48,7 +48,7 @@ describe('runCompletion', () => {
         throw new ModelError(kind, `${kind} failure`);
       },
     });
-    const policy = { ...DEFAULT_RETRY, baseDelayMs: 2, maxDelayMs: 4, maxRetries: 8, unreachableRetries: 3, unreachableBudgetMs: 60_000 };
+    const policy = { ...DEFAULT_RETRY, baseDelayMs: 4, maxDelayMs: 8, maxRetries: 8, unreachableRetries: 3, unreachableBudgetMs: 60_000 };
     const run = async (p: ModelProvider, pol = policy) => {
       const delays: number[] = [];
       const err = await runCompletion(p, request, pol, new AbortController().signal, {
@@ -62,7 +62,7 @@ describe('runCompletion', () => {
     const quick = await run(unreachable);
     expect(quick.err).toMatchObject({ kind: 'unreachable', message: 'unreachable failure' });
     expect(unreachable.attempts).toBe(4);
-    // Half a base delay, doubling.
+    // A quarter of the base delay, doubling.
     expect(quick.delays).toEqual([1, 2, 4]);
 
     const server = failing('server');
@@ -71,7 +71,7 @@ describe('runCompletion', () => {
 
     // The budget bounds the quick retries by time too: none fits in a budget of 1 ms.
     const slow = failing('unreachable');
-    const none = await run(slow, { ...policy, baseDelayMs: 10, unreachableBudgetMs: 1 });
+    const none = await run(slow, { ...policy, baseDelayMs: 40, unreachableBudgetMs: 1 });
     expect(none.delays).toEqual([]);
     expect(slow.attempts).toBe(1);
   });

@@ -6,6 +6,8 @@ import type { OmittedFile } from './apply-policy.js';
  */
 export type SandboxErrorCode =
   | 'not-a-repo'
+  /** git is not installed (or not on PATH). */
+  | 'git-missing'
   | 'bad-state-dir'
   | 'backend-unavailable'
   | 'path-escape'

@@ -39,6 +39,7 @@ export { makeCopyBackend, type CopyBackendOptions } from './copy-backend.js';
 export { gc, DEFAULT_KEEP_DAYS, type GcOptions, type GcReport } from './gc.js';
 export { listSessions, type SessionSummary } from './list-sessions.js';
 export { defaultStateDir } from './state-dir.js';
+export { explainRepoProblem, findDotGit, type GitFailure, type RepoProblem, type RepoProblemCode } from './repo-problems.js';
 export {
   SandboxError,
   SandboxPathError,

@@ -1,7 +1,8 @@
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { SandboxError } from './errors.js';
+import { GitError, SandboxError } from './errors.js';
 import { nulFields, text } from './git.js';
+import { explainRepoProblem } from './repo-problems.js';
 import { userRepoGit } from './trusted-git.js';
 
 /** Where the user's repository lives; all paths absolute and canonical. */
@@ -25,11 +26,11 @@ export async function resolveRepo(anyPath: string): Promise<RepoInfo> {
       }),
     );
   } catch (err) {
-    throw new SandboxError(
-      'not-a-repo',
-      `${anyPath} is not inside a git repository. Run Infinity Code from a git repository (git init creates one).`,
-      { cause: err },
-    );
+    if (!(err instanceof GitError)) throw err;
+    // Git missing, no repository, or git failing on one: three problems with three remedies.
+    const spawnCode = err.exitCode === undefined ? errnoCode(err.cause) : undefined;
+    const problem = explainRepoProblem(anyPath, spawnCode !== undefined ? { spawnCode } : { stderr: err.stderr, exitCode: err.exitCode });
+    throw new SandboxError(problem.code === 'git-failed' ? 'git' : problem.code, problem.message, { cause: err });
   }
   const [top, gitDir, common] = out.split('\n');
   if (!top || !gitDir || !common) {
@@ -41,6 +42,11 @@ export async function resolveRepo(anyPath: string): Promise<RepoInfo> {
   const commonDir = await realpath(path.resolve(anyPath, common));
   const dotGit = await stat(path.join(root, '.git')).catch(() => undefined);
   return { root, gitDir: realGitDir, commonDir, dotGitIsDir: dotGit?.isDirectory() ?? false };
+}
+
+function errnoCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /**

@@ -73,6 +73,17 @@ describe('session storage', () => {
     });
   });
 
+  it('tells a repository git cannot read (a damaged .git/HEAD) from no repository at all', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    await writeFile(path.join(repo, '.git', 'HEAD'), 'not a ref\n');
+    await mkdir(path.join(repo, 'sub'));
+    const err = await openSession({ repo: path.join(repo, 'sub'), stateDir: await tempDir('ic-state-') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SandboxError);
+    expect(err).toMatchObject({ code: 'git' });
+    expect((err as Error).message).toMatch(new RegExp(`^git cannot read the repository in ${repo} \\(git says: fatal: not a git repository`));
+    expect((err as Error).message).toContain(`run \`git status\` in ${repo}`);
+  });
+
   it('works in a repository without commits and from a subdirectory', async () => {
     const repo = await tempDir('ic-empty-');
     await git(repo, 'init', '-q');

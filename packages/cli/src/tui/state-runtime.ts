@@ -24,6 +24,8 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
     case 'text-delta':
       return { ...s, liveText: s.liveText + e.text };
     case 'completion-retry':
+      // The quick retries of an API never reached are not news: its one error says it all.
+      if (e.kind === 'unreachable') return { ...s, liveText: '' };
       // The runtime discards the partial completion and asks again: so does the screen.
       return notice({ ...s, liveText: '' }, 'retry', `${e.message} Retrying in ${formatDelay(e.delayMs)} (attempt ${e.attempt}).`);
     case 'tool-call': {
