@@ -2,15 +2,19 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  backendByName,
   backendsInPreferenceOrder,
   defaultStateDir,
   gc,
   openSession,
   probeBackends,
   SandboxError,
+  type Sandbox,
   type SandboxSession,
 } from './index.js';
+import { processesUsing } from './proc.js';
 import { cleanupTempDirs, git, makeRepo, tempDir } from './test-support/fixtures.js';
+import { hookedBackend } from './test-support/hooked-backend.js';
 
 const sessions: SandboxSession[] = [];
 async function open(repo: string, stateDir?: string): Promise<SandboxSession> {
@@ -111,6 +115,44 @@ describe('session storage', () => {
     await session.close();
     expect(await readdir(path.join(stateDir, 'sessions'))).toEqual([]);
   });
+
+  it.each([{ keep: true }, { keep: false }])(
+    'a sandbox still being made when the session closes (%j) is stopped with the rest, not left running',
+    async (opts) => {
+      const stateDir = await tempDir('ic-state-');
+      const repo = await makeRepo({ 'a.txt': 'a\n' });
+      const backend = backendByName((await probeBackends(stateDir)).chosen);
+      let reached!: () => void;
+      const spawned = new Promise<void>((resolve) => (reached = resolve));
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      // The child is made (its processes started) but not yet recorded when the close comes: a
+      // quit right after a spawn.
+      const hooked = hookedBackend(backend, {
+        async afterSpawn() {
+          reached();
+          await gate;
+        },
+      });
+      const session = await openSession({ repo, stateDir, backend: hooked });
+      const root = await session.create('root');
+      const child = session.create('child', root).then(
+        (sb) => sb,
+        (err: unknown) => err,
+      );
+      await spawned;
+      const closing = session.close(opts);
+      release();
+      await closing;
+      // The thread's first tool call, in flight meanwhile, would start the sandbox's processes.
+      const made = await child;
+      if (!(made instanceof Error)) {
+        await expect((made as Sandbox).readText('a.txt')).rejects.toMatchObject({ code: 'discarded' });
+      }
+      expect(await processesUsing(path.join(stateDir, 'sessions'))).toEqual([]);
+      if (!opts.keep) expect(await readdir(path.join(stateDir, 'sessions'))).toEqual([]);
+    },
+  );
 
   it('gc leaves sessions of live processes alone', async () => {
     const stateDir = await tempDir('ic-state-');
