@@ -36,6 +36,8 @@ export interface HeadlessOptions {
   signal: AbortSignal;
   /** The demo's scripted model instead of the Anthropic API. */
   provider?: ModelProvider;
+  /** The demo's: its sandboxes are removed at the end with the repository, never resumed. */
+  throwaway?: boolean;
 }
 
 /**
@@ -120,7 +122,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     // Sandboxes are kept for the next run (-c) unless everything reached the working tree.
     const settled = outcome !== undefined && !outcome.interrupted && !outcome.stalled && !timedOut &&
       outcome.unreported.length === 0 && (outcome.applied || outcome.filesChanged.length === 0);
-    await agent.close({ keep: !settled });
+    await agent.close({ keep: !settled && o.throwaway !== true });
   }
   const result = buildResult(session.id, model, tally, outcome, pricingOf(setup.config), performance.now() - started);
   if (o.outputFormat === 'text') report(o.writers, outcome);

@@ -24,6 +24,8 @@ export interface InteractiveOptions {
   provider?: ModelProvider;
   /** The demo types its task for the user. */
   firstMessage?: string;
+  /** The demo's: its sandboxes are removed on quit with the repository, never resumed. */
+  throwaway?: boolean;
 }
 
 /**
@@ -47,7 +49,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
 
   const { runTui, deferredController } = await importUi();
   let start!: () => void;
-  const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup));
+  const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup, o.throwaway === true));
   const info = {
     model: setup.model,
     contextWindow: setup.config.contextWindow,
@@ -93,6 +95,7 @@ async function importUi(): Promise<typeof import('./tui/index.js')> {
 
 async function openController(
   setup: SessionSetup,
+  throwaway: boolean,
 ): Promise<{ controller: TuiController; backend: string; history: readonly HistoryMessage[] }> {
   const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }] = await Promise.all([
     import('./agent-session.js'),
@@ -160,10 +163,10 @@ async function openController(
         await edits.recheck();
         return { message: describeRefresh(refreshed) };
       },
-      // Kept: `infinity-code -c` continues with the same sandboxes.
+      // Kept: `infinity-code -c` continues with the same sandboxes (the demo's go with its repository).
       async quit() {
         await edits.close();
-        await agent.close({ keep: true });
+        await agent.close({ keep: !throwaway });
       },
     },
   });
