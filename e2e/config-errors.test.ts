@@ -5,12 +5,11 @@
 //   30 s test timeout bounds the run, and the measured seconds are printed (benches own timing).
 // - git missing, no repository, and a repository git can't read are three different messages.
 // - --help lists the environment variables, the files and the exit codes.
-import { createServer, type AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeMessagesApi, type FakeMessagesApi } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupTemps, gitRepo, runCli, tempDir, type CliRun } from './support/cli.js';
+import { cleanupTemps, closedLoopbackUrl, gitRepo, runCli, tempDir, type CliRun } from './support/cli.js';
 import { STACK_TRACE } from './support/run.js';
 
 let api: FakeMessagesApi;
@@ -23,14 +22,6 @@ afterAll(async () => {
   cleanupTemps();
 });
 
-/** A loopback URL where nothing listens: a port the system handed out, then closed again. */
-async function closedPort(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
 
 /** Runs a task against `baseURL`, printing how long the CLI took to give up. */
 async function headless(label: string, baseURL: string, extra: string[] = []): Promise<CliRun> {
@@ -50,7 +41,7 @@ function linesWith(stderr: string, pattern: RegExp): string[] {
 
 describe('a model API that cannot be reached: one message naming ANTHROPIC_BASE_URL and its value, exit 3', () => {
   it('a closed loopback port (connection refused)', async () => {
-    const url = await closedPort();
+    const url = await closedLoopbackUrl();
     const r = await headless('closed port', url);
     expect(r.code, r.stderr).toBe(3);
     expect(linesWith(r.stderr, /Could not connect/)).toEqual([
@@ -84,15 +75,15 @@ describe('a model API that cannot be reached: one message naming ANTHROPIC_BASE_
     expect(r.code, r.stderr).toBe(3);
     const lines = linesWith(r.stderr, /Could not connect/);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(`Could not connect to the model API at ${url}: the TLS handshake failed (`);
-    expect(lines[0]).toContain('is it an http:// address?');
+    expect(lines[0]).toContain(`Could not connect to the model API at ${url}: the TLS handshake failed: the server there does not speak TLS (`);
+    expect(lines[0]).toContain('so the address may be an http:// one.');
     expect(lines[0]).toContain(`ANTHROPIC_BASE_URL is set to ${url}`);
     expect(api.requests.length).toBe(before);
     expect(r.stderr).not.toMatch(STACK_TRACE);
   }, 30_000);
 
   it('the json result says config_error, with the one error', async () => {
-    const r = await headless('closed port, json', await closedPort(), ['--output-format', 'json']);
+    const r = await headless('closed port, json', await closedLoopbackUrl(), ['--output-format', 'json']);
     expect(r.code, r.stderr).toBe(3);
     const result = JSON.parse(r.stdout) as { status: string; exit_code: number; errors: Array<{ kind: string; message: string }> };
     expect(result).toMatchObject({ status: 'config_error', exit_code: 3 });

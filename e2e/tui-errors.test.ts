@@ -1,10 +1,9 @@
 // Issue 17: in the TUI (a real terminal, tmux), a model API that rejects the key or can't be
 // reached is told once: one error line in the transcript, no retry notices. The built CLI runs
 // the real SDK against the fake Messages API (401) or a closed loopback port.
-import { createServer, type AddressInfo } from 'node:net';
 import { startFakeMessagesApi, type FakeMessagesApi } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cleanupTemps, gitRepo, tempDir } from './support/cli.js';
+import { BIN, cleanupTemps, closedLoopbackUrl, gitRepo, tempDir } from './support/cli.js';
 import { TmuxScreen } from './support/tmux.js';
 
 let api: FakeMessagesApi;
@@ -16,13 +15,6 @@ afterAll(async () => {
   cleanupTemps();
 });
 
-async function closedPort(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
 
 /**
  * Sends one message in the TUI against `baseURL`, waits for `error`, then asks for /help: once
@@ -59,7 +51,7 @@ describe('model API errors in the TUI are told once', () => {
   });
 
   it('an address where nothing listens: one line naming ANTHROPIC_BASE_URL, no retry notices', async () => {
-    const url = await closedPort();
+    const url = await closedLoopbackUrl();
     const text = await transcriptAfterError(url, /Could not connect/);
     // The line wraps at the terminal's width: count its start, and find the setting's value in it.
     expect(count(text, /Could not connect to the model API at /)).toBe(1);

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -96,6 +97,15 @@ export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'ic-e2e-'));
   temps.push(dir);
   return dir;
+}
+
+/** A loopback URL where nothing listens: a port the system handed out, then closed again. */
+export async function closedLoopbackUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
 }
 
 export function git(cwd: string, ...args: string[]): string {

@@ -40,7 +40,7 @@ function duration(value: string): number {
  * The rest of what a user or a script needs to know, after the options: where settings come from
  * and what the exit code means. The codes are taken from EXIT so the two can't drift apart.
  */
-export const HELP_FOOTER = `
+const HELP_FOOTER = `
 Environment:
   ANTHROPIC_API_KEY    your Anthropic API key (needed for all but --demo)
   ANTHROPIC_BASE_URL   the Messages API's address (https://api.anthropic.com if

@@ -207,8 +207,8 @@ describe('AnthropicProvider error mapping', () => {
     const url = server.url.replace(/^http:/, 'https:');
     const err = await firstError(provider(url));
     expect(err).toMatchObject({ kind: 'unreachable', retryable: false });
-    expect(err.message).toContain(`Could not connect to the model API at ${url}: the TLS handshake failed (`);
-    expect(err.message).toContain('is it an http:// address?');
+    expect(err.message).toContain(`Could not connect to the model API at ${url}: the TLS handshake failed: the server there does not speak TLS (`);
+    expect(err.message).toContain('so the address may be an http:// one.');
     expect(server.requests).toHaveLength(0);
   });
 

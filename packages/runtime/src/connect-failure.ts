@@ -58,7 +58,7 @@ function byCode(code: string, message: string, host: string, url: string): Conne
     return {
       code,
       reason: plain
-        ? `the TLS handshake failed (${code}): the server does not speak TLS there; is it an http:// address?`
+        ? `the TLS handshake failed: the server there does not speak TLS (${code}), so the address may be an http:// one`
         : `the TLS handshake failed (${code}: ${oneLine(message)})`,
       certificate: false,
     };
