@@ -31,7 +31,7 @@ describe('--demo', () => {
     const tmp = tempDir();
     const home = tempDir();
     // A process that has exited: the demo that owned this repository was killed.
-    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
     const abandoned = leftRepo(tmp, 'killed', dead);
     // This test process is alive: a demo running elsewhere keeps its repository.
     const running = leftRepo(tmp, 'running', process.pid);

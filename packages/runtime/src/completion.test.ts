@@ -43,6 +43,7 @@ describe('runCompletion', () => {
     const failing = (kind: 'unreachable' | 'server'): ModelProvider & { attempts: number } => ({
       name: 'failing',
       attempts: 0,
+      // eslint-disable-next-line require-yield -- a provider that fails before its first event
       async *stream(): AsyncGenerator<StreamEvent> {
         this.attempts++;
         throw new ModelError(kind, `${kind} failure`);

@@ -414,7 +414,7 @@ export class SandboxSession {
     // A sandbox still being created (a child spawned just before a quit) gets its processes
     // after this point: wait for it (creations hold the structure lock shared; new ones are now
     // refused), so that it is stopped below with the others instead of outliving the session.
-    await this.structure.exclusive(async () => undefined);
+    await this.structure.exclusive(() => Promise.resolve());
     clearInterval(this.heartbeat);
     await this.proxy?.close();
     // Children first, so no layer is freed while something still stacks on it.
