@@ -111,16 +111,23 @@ describe('MCP tools in the runtime', () => {
   });
 
   it('a call past the time limit gets an error and the server is told to stop it', async () => {
-    rig = await Rig.start({ servers: [stdioServer('files')], toolTimeoutMs: 1500, timeoutHelp: 'Raise mcpToolTimeoutMs in the config.' });
+    http = await startHttpFixture();
+    rig = await Rig.start({
+      servers: [stdioServer('files'), httpServer('remote', http.url)],
+      toolTimeoutMs: 1500,
+      timeoutHelp: 'Raise mcpToolTimeoutMs in the config.',
+    });
     await rig.mcp.settled();
     const started = Date.now();
-    const [hang, echo] = await rig.call([{ name: 'mcp__files__hang' }, { name: 'mcp__files__echo', input: { text: 'still here' } }]);
+    const [hang, echo] = await rig.call([{ name: 'mcp__remote__hang' }, { name: 'mcp__files__echo', input: { text: 'still here' } }]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
     expect(hang).toMatchObject({ isError: true });
     expect(hang!.text).toBe('Error: no answer within 1.5 s, the time limit for MCP tool calls; the call was cancelled. Raise mcpToolTimeoutMs in the config.');
-    // The other call of the reply was not held up by it, and the server is still fine.
+    await http.whenCancelled();
+    expect(http.cancelled).toEqual(['hang']);
+    // The other call of the reply was not held up by it, and the servers are still fine.
     expect(echo).toMatchObject({ text: 'echo: still here', isError: false });
-    expect(rig.mcp.status()[0]!.state).toBe('ready');
+    expect(rig.mcp.status().map((s) => s.state)).toEqual(['ready', 'ready']);
   });
 
   it('a slow call does not block its thread or others, and an interrupt cancels it at the server', async () => {

@@ -1,34 +1,14 @@
 // The MCP stdio transport over a command run in a sandbox (the SDK's own StdioClientTransport
 // spawns on the host; this one speaks the same newline-delimited JSON-RPC over the pipes of a
 // sandboxed process).
-import { StringDecoder } from 'node:string_decoder';
 import type { ExecProcess, ExecResult } from '@infinity-code/sandbox';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { StderrTail } from './stderr-tail.js';
 
 /** How long a server may take to exit once its stdin is closed, before it is killed. */
 const EXIT_GRACE_MS = 1000;
-
-/** The last lines a server wrote to stderr: said when it fails. */
-export class StderrTail {
-  private lines: string[] = [];
-  private partial = '';
-  private readonly decoder = new StringDecoder('utf8');
-
-  constructor(private readonly max = 20) {}
-
-  push(chunk: Buffer): void {
-    const parts = (this.partial + this.decoder.write(chunk)).split('\n');
-    this.partial = parts.pop()!.slice(-2000);
-    for (const line of parts) if (line.trim() !== '') this.lines.push(line.slice(0, 500));
-    if (this.lines.length > this.max) this.lines = this.lines.slice(-this.max);
-  }
-
-  text(): string {
-    return [...this.lines, ...(this.partial.trim() !== '' ? [this.partial.slice(0, 500)] : [])].join('\n');
-  }
-}
 
 export class SandboxStdioTransport implements Transport {
   onclose?: () => void;

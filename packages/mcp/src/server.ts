@@ -1,12 +1,13 @@
 // One MCP server: its connection, its state, its tool list, its calls. A server that dies is
 // started again once; after a second death its calls get an error saying so.
 import type { ExecResult, Sandbox } from '@infinity-code/sandbox';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { describeServer, shellQuote, type McpServerEntry } from './config.js';
-import { SandboxStdioTransport, StderrTail } from './sandbox-stdio.js';
+import type { SandboxStdioTransport } from './sandbox-stdio.js';
+import { CONNECTION_CLOSED, loadSdk, METHOD_NOT_FOUND, REQUEST_TIMEOUT, type Sdk } from './sdk.js';
+import { StderrTail } from './stderr-tail.js';
 
 /**
  * - `awaiting-approval`: a project server the user is being asked about (TUI).
@@ -73,6 +74,8 @@ interface Connection {
   client: Client;
   transport: Transport;
   stderr: StderrTail;
+  /** Set for stdio servers: what is known of the process's end. */
+  process?: SandboxStdioTransport;
 }
 
 /** How many times a server that died is started again. */
@@ -136,10 +139,17 @@ export class McpServer {
   async start(kind: 'starting' | 'restarting' = 'starting', message?: string): Promise<void> {
     const gen = ++this.generation;
     this.setState(kind, message);
+    let sdk: Sdk;
+    try {
+      sdk = await loadSdk();
+    } catch (err) {
+      return this.setState('failed', `could not load the MCP client: ${errorText(err)}`);
+    }
+    if (gen !== this.generation) return;
     const stderr = new StderrTail();
     this.lastStderr = stderr;
-    const transport = this.transport(stderr);
-    const client = new Client(
+    const transport = this.transport(sdk, stderr);
+    const client = new sdk.Client(
       { name: 'infinity-code', version: this.deps.clientVersion },
       {
         capabilities: {},
@@ -152,14 +162,14 @@ export class McpServer {
         },
       },
     );
-    const conn: Connection = { client, transport, stderr };
+    const conn: Connection = { client, transport, stderr, ...(transport instanceof sdk.SandboxStdioTransport ? { process: transport } : {}) };
     this.opening = conn;
     client.onclose = () => this.closed(conn);
     // Out-of-band trouble (a stray line on stdout): the calls say what matters.
     client.onerror = () => undefined;
     try {
       await client.connect(transport, { timeout: this.deps.startTimeoutMs });
-      const tools = await listAllTools(client, this.deps.startTimeoutMs);
+      const tools = await listAllTools(client, this.deps.startTimeoutMs, sdk);
       if (gen !== this.generation) return void (await client.close().catch(() => undefined));
       this.opening = undefined;
       this.conn = conn;
@@ -172,7 +182,7 @@ export class McpServer {
       const exited = endNote(conn);
       const why = exited
         ? `it exited before it was ready${exited}`
-        : err instanceof McpError && err.code === ErrorCode.RequestTimeout
+        : err instanceof sdk.McpError && err.code === REQUEST_TIMEOUT
           ? `it was not ready within ${seconds(this.deps.startTimeoutMs)}`
           : errorText(err);
       this.setState('failed', `could not start: ${why}.${stderrNote(conn)}`);
@@ -190,6 +200,8 @@ export class McpServer {
   ): Promise<CallToolResult> {
     const deadline = Date.now() + opts.timeoutMs;
     const conn = await this.ready(opts.signal, deadline, opts.timeoutMs);
+    // Loaded: the server is ready.
+    const { McpError } = await loadSdk();
     try {
       const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
         signal: opts.signal,
@@ -201,10 +213,11 @@ export class McpServer {
       return result as CallToolResult;
     } catch (err) {
       if (opts.signal.aborted) throw new McpCallError('the call was cancelled.');
-      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      if (err instanceof McpError && err.code === REQUEST_TIMEOUT) {
         throw new McpCallError(`no answer within ${seconds(opts.timeoutMs)}, the time limit for MCP tool calls; the call was cancelled.`);
       }
-      if (isConnectionLoss(err, this.entry.config.type)) {
+      if (err instanceof McpError ? err.code === CONNECTION_CLOSED : this.entry.config.type === 'http') {
+        // Over HTTP, fetch failures and HTTP errors of the transport itself (not JSON-RPC errors).
         this.lost(conn, err);
         const what = this.entry.config.type === 'stdio' ? 'exited' : 'could not be reached';
         throw new McpCallError(`the MCP server "${this.name}" ${what} during the call${endNote(conn, err)}. ${this.afterLoss()}${stderrNote(conn)}`);
@@ -234,12 +247,12 @@ export class McpServer {
     await Promise.all(conns.map((c) => closeConnection(c)));
   }
 
-  private transport(stderr: StderrTail): Transport {
+  private transport(sdk: Sdk, stderr: StderrTail): Transport {
     const config = this.entry.config;
     if (config.type === 'http') {
-      return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+      return new sdk.StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
     }
-    return new SandboxStdioTransport(async () => {
+    return new sdk.SandboxStdioTransport(async () => {
       const sb = await this.deps.sandbox();
       this.runsIn = sb.contained ? 'sandbox' : 'sandbox (unconfined: the machine has no confinement)';
       // exec: the server is the process, so its exit is the command's.
@@ -315,7 +328,7 @@ function isFinal(state: McpServerState): boolean {
   return state === 'failed' || state === 'stopped' || state === 'declined' || state === 'not-approved';
 }
 
-async function listAllTools(client: Client, timeout: number): Promise<McpTool[]> {
+async function listAllTools(client: Client, timeout: number, sdk: Sdk): Promise<McpTool[]> {
   const tools: McpTool[] = [];
   let cursor: string | undefined;
   try {
@@ -326,17 +339,10 @@ async function listAllTools(client: Client, timeout: number): Promise<McpTool[]>
     } while (cursor && tools.length < 10_000);
   } catch (err) {
     // A server without tools (it serves prompts or resources only).
-    if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) return [];
+    if (err instanceof sdk.McpError && err.code === METHOD_NOT_FOUND) return [];
     throw err;
   }
   return tools;
-}
-
-/** The connection died under a call (a process exit, a refused or dropped HTTP connection). */
-function isConnectionLoss(err: unknown, transport: 'stdio' | 'http'): boolean {
-  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
-  // Over HTTP, fetch failures and HTTP errors of the transport itself (not JSON-RPC errors).
-  return transport === 'http';
 }
 
 async function closeConnection(conn: Connection): Promise<void> {
@@ -345,8 +351,8 @@ async function closeConnection(conn: Connection): Promise<void> {
 
 /** What is known of how a connection ended: a stdio server's exit status, or the HTTP failure. */
 function endNote(conn: Connection, err?: unknown): string {
-  if (conn.transport instanceof SandboxStdioTransport) {
-    const exit: ExecResult | undefined = conn.transport.exit;
+  if (conn.process) {
+    const exit: ExecResult | undefined = conn.process.exit;
     if (!exit) return '';
     return exit.exitCode !== null ? ` (exit code ${exit.exitCode})` : ` (killed by ${exit.signal ?? 'a signal'})`;
   }
