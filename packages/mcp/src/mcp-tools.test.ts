@@ -189,6 +189,37 @@ describe('MCP tools in the runtime', () => {
     expect(rig.mcp.status()[0]).toMatchObject({ state: 'ready', restarts: 0 });
   });
 
+  it('servers start in the background: the first model request does not wait for one still starting, and its tools come once it is ready', async () => {
+    let release!: () => void;
+    http = await startHttpFixture({ holdInitialize: new Promise<void>((resolve) => (release = resolve)) });
+    rig = await Rig.start({ servers: [httpServer('remote', http.url)] });
+    const first = await rig.call([]);
+    expect(first).toEqual([]);
+    // The model was asked while the server was still starting, without its tools.
+    expect(rig.offered).toHaveLength(1);
+    expect(rig.offered[0]!.map((t) => t.name).filter((n) => n.startsWith('mcp__'))).toEqual([]);
+    expect(rig.mcp.status()[0]!.state).toBe('starting');
+    release();
+    await rig.mcp.settled();
+    const [lookup] = await rig.call([{ name: 'mcp__remote__lookup', input: { key: 'late' } }]);
+    expect(lookup).toMatchObject({ text: 'value of late', isError: false });
+  });
+
+  it('an HTTP server that went away: the call says so, one reconnection is tried, then its calls get a clear error', async () => {
+    http = await startHttpFixture();
+    rig = await Rig.start({ servers: [httpServer('remote', http.url)] });
+    await rig.mcp.settled();
+    await http.close();
+    const [lost] = await rig.call([{ name: 'mcp__remote__lookup', input: { key: 'k' } }]);
+    expect(lost!.isError).toBe(true);
+    expect(lost!.text).toMatch(/^Error: the MCP server "remote" could not be reached during the call \(.+\)\. It is being restarted/);
+    await rig.mcp.settled();
+    expect(rig.mcp.status()[0]).toMatchObject({ state: 'failed', restarts: 1 });
+    const [after] = await rig.call([{ name: 'mcp__remote__lookup', input: { key: 'k' } }]);
+    expect(after!.text).toMatch(/^Error: the MCP server "remote" is not running: could not start: /);
+    http = undefined;
+  });
+
   it('a server that cannot start is failed with its stderr, and the others are not held up', async () => {
     rig = await Rig.start({
       servers: [stdioServer('broken', { command: 'no-such-mcp-server-binary', args: [] }), stdioServer('files')],

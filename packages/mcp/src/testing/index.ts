@@ -34,9 +34,10 @@ export interface HttpFixture {
 /**
  * A streamable HTTP MCP server on 127.0.0.1 (stateful: one SDK server per session). Tools:
  * lookup {key} (answers `value of <key>`), slow {ms} (answers after that long), hang (answers
- * only when the client cancels it).
+ * only when the client cancels it). With `holdInitialize`, a client's initialize is answered only
+ * once that promise resolves (a server slow to start).
  */
-export async function startHttpFixture(): Promise<HttpFixture> {
+export async function startHttpFixture(opts: { holdInitialize?: Promise<void> } = {}): Promise<HttpFixture> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const requests: HttpFixture['requests'] = [];
   const calls: HttpFixture['calls'] = [];
@@ -77,6 +78,7 @@ export async function startHttpFixture(): Promise<HttpFixture> {
         res.writeHead(typeof sessionId === 'string' ? 404 : 400).end();
         return;
       }
+      await opts.holdInitialize;
       const fresh: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => void transports.set(id, fresh),
