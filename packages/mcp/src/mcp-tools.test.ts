@@ -1,6 +1,7 @@
 // MCP servers' tools in the real runtime: a stdio server (run in the root sandbox) and a streamable
 // HTTP server on loopback, both written with the SDK's server API; the model is scripted.
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from './testing/index.js';
@@ -180,12 +181,20 @@ describe('MCP tools in the runtime', () => {
   it('stops stdio servers while the sandbox is refreshed and starts them again, without counting a restart', async () => {
     rig = await Rig.start({ servers: [stdioServer('files')] });
     await rig.mcp.settled();
-    const [before] = await rig.call([{ name: 'mcp__files__whoami' }]);
-    const during = await rig.mcp.whileSuspended(async () => rig!.mcp.status()[0]!.state);
+    const [before, readme] = await rig.call([{ name: 'mcp__files__whoami' }, { name: 'mcp__files__read_file', input: { path: 'README.md' } }]);
+    expect(readme!.text).toBe('fixture');
+    // The user edits their tree; the refresh waits for the sandbox's processes to end, so the server is stopped for it.
+    await writeFile(path.join(rig.repo, 'README.md'), 'edited by the user\n');
+    const during = await rig.mcp.whileSuspended(async () => {
+      const state = rig!.mcp.status()[0]!.state;
+      await rig!.session.refreshBase();
+      return state;
+    });
     expect(during).toBe('suspended');
-    const [after] = await rig.call([{ name: 'mcp__files__whoami' }]);
+    const [after, edited] = await rig.call([{ name: 'mcp__files__whoami' }, { name: 'mcp__files__read_file', input: { path: 'README.md' } }]);
     expect(after!.isError).toBe(false);
     expect(after!.text).not.toBe(before!.text);
+    expect(edited!.text).toBe('edited by the user');
     expect(rig.mcp.status()[0]).toMatchObject({ state: 'ready', restarts: 0 });
   });
 
