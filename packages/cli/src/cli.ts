@@ -19,6 +19,7 @@ interface Flags {
   timeout?: number;
   unsandboxed?: boolean;
   network?: NetworkSetting;
+  mcpConfig?: string[];
   demo?: boolean;
   debug?: boolean;
 }
@@ -58,6 +59,11 @@ function parse(argv: string[]): Flags | number {
       '--network <mode>',
       "network for the agent's commands: off, on, or domains separated by commas (default from config, else off)",
       parseNetworkFlag,
+    )
+    .option(
+      '--mcp-config <file>',
+      "MCP servers from this file (.mcp.json format; repeatable); with the repository's .mcp.json, starts its servers without asking",
+      (file: string, files: string[] | undefined) => [...(files ?? []), file],
     )
     .option(
       '--unsandboxed',
@@ -130,6 +136,7 @@ async function main(argv: string[]): Promise<number> {
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
     ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout } : {}),
     ...(flags.network !== undefined ? { network: flags.network } : {}),
+    ...(flags.mcpConfig ? { mcpConfig: flags.mcpConfig } : {}),
     unsandboxed: flags.unsandboxed === true,
     cwd: process.cwd(),
     env: process.env,

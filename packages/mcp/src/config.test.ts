@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeServer, fingerprint, McpConfigError, parseMcpServers, readMcpFile, type McpServerEntry } from './config.js';
+import { describeServer, fingerprint, McpConfigError, parseMcpServers, problemText, readMcpFile, type McpServerEntry } from './config.js';
 import { modelToolName } from './names.js';
 import { trustOf } from './trust.js';
 
@@ -45,7 +45,7 @@ describe('MCP server definitions', () => {
       {},
     );
     expect(Object.keys(servers)).toEqual(['good']);
-    expect(problems).toEqual([
+    expect(problems.map((p) => problemText('.mcp.json', p))).toEqual([
       '.mcp.json: MCP server "bad name" is left out: its name must be 1 to 40 letters, digits, "_" or "-" (it becomes part of the tool names).',
       '.mcp.json: MCP server "nocmd" is left out: "command" must be a non-empty string.',
       '.mcp.json: MCP server "sse" is left out: the SSE transport is not supported; servers that speak streamable HTTP take "type": "http".',

@@ -27,7 +27,12 @@ export class McpConfigError extends Error {
 export interface ParsedServers {
   servers: Record<string, McpServerConfig>;
   /** Entries left out, each with what is wrong with it (the others are usable). */
-  problems: string[];
+  problems: Array<{ server: string; problem: string }>;
+}
+
+/** A problem as a sentence: `<where>: MCP server "<name>" is left out: <problem>.` */
+export function problemText(where: string, p: { server: string; problem: string }): string {
+  return `${where}: MCP server "${p.server}" is left out: ${p.problem}.`;
 }
 
 /** A server name: it becomes part of tool names (`mcp__<name>__<tool>`). */
@@ -40,20 +45,20 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * (stdio; `"type": "stdio"` optional) or `{"name": {"type": "http", "url", "headers"}}`.
  * `${VAR}` and `${VAR:-default}` in the command, arguments, environment values, URL and header
  * values are replaced from `env`. Keys this client doesn't use are ignored, as Claude Code
- * files may carry more. `where` names the place in messages.
+ * files may carry more. `where` names the place in messages about the whole.
  */
 export function parseMcpServers(value: unknown, where: string, env: NodeJS.ProcessEnv): ParsedServers {
   if (!isRecord(value)) {
     throw new McpConfigError(`${where}: "mcpServers" must be an object of servers by name, like {"files": {"command": "npx", "args": ["my-server"]}}.`);
   }
   const servers: Record<string, McpServerConfig> = {};
-  const problems: string[] = [];
+  const problems: ParsedServers['problems'] = [];
   for (const [name, raw] of Object.entries(value)) {
     try {
       if (!SERVER_NAME.test(name)) throw new Error('its name must be 1 to 40 letters, digits, "_" or "-" (it becomes part of the tool names)');
       servers[name] = parseServer(raw, env);
     } catch (err) {
-      problems.push(`${where}: MCP server "${name}" is left out: ${(err as Error).message}.`);
+      problems.push({ server: name, problem: (err as Error).message });
     }
   }
   return { servers, problems };

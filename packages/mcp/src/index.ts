@@ -5,6 +5,7 @@ export {
   fingerprint,
   McpConfigError,
   parseMcpServers,
+  problemText,
   readMcpFile,
   SERVER_NAME,
   type McpServerConfig,

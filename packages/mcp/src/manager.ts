@@ -20,7 +20,7 @@ export interface StartMcpOptions {
    */
   askApproval?(entry: McpServerEntry, signal: AbortSignal): Promise<boolean>;
   /** Said of a project server not started for want of approval: how to approve it. */
-  approvalHint?: string;
+  approvalHint?(entry: McpServerEntry): string;
   /** The sandbox stdio servers run in: the root thread's. */
   sandbox(): Promise<Sandbox>;
   /** Offers tools to the model from now on (LocalSystem.addTools); returns those it left out. */
@@ -142,7 +142,7 @@ export function startMcpServers(opts: StartMcpOptions): McpServers {
     if (trust === 'trusted' || trust === 'approved') {
       void server.start();
     } else if (trust === 'declined') {
-      server.setState('declined', `the user declined this project server${opts.approvalHint ? `; ${opts.approvalHint}` : ''}`);
+      server.setState('declined', `the user declined this project server${opts.approvalHint ? `; ${opts.approvalHint(server.entry)}` : ''}`);
     } else if (opts.askApproval) {
       server.setState('awaiting-approval');
       void opts.askApproval(server.entry, closing.signal).then(
@@ -156,7 +156,7 @@ export function startMcpServers(opts: StartMcpOptions): McpServers {
     } else {
       server.setState(
         'not-approved',
-        `it is defined by the repository (${server.entry.file}) and nobody approved it${opts.approvalHint ? `; ${opts.approvalHint}` : ''}`,
+        `it is defined by the repository (${server.entry.file}) and nobody approved it${opts.approvalHint ? `; ${opts.approvalHint(server.entry)}` : ''}`,
       );
     }
   }

@@ -54,13 +54,13 @@ describe('MCP tools in the runtime', () => {
       { name: 'mcp__files__add', input: { a: 'two' } },
     ]);
     expect(pixel).toMatchObject({ text: 'a 1x1 picture', images: 1, isError: false });
-    expect(lines!.text).toContain('line 1\n');
-    expect(lines!.text).toContain('[... 1500 lines of output omitted ...]');
-    expect(lines!.text.endsWith('line 2000')).toBe(true);
+    expect(lines.text).toContain('line 1\n');
+    expect(lines.text).toContain('[... 1500 lines of output omitted ...]');
+    expect(lines.text.endsWith('line 2000')).toBe(true);
     expect(fail).toMatchObject({ text: 'it went wrong', isError: true });
     // The runtime checks arguments against the server's schema before anything is sent.
     expect(bad).toMatchObject({ isError: true });
-    expect(bad!.text).toContain('invalid arguments for mcp__files__add');
+    expect(bad.text).toContain('invalid arguments for mcp__files__add');
   });
 
   it('runs a stdio server in the root sandbox: its writes land there, not in the working tree, and it sees no credentials', async () => {
@@ -73,13 +73,13 @@ describe('MCP tools in the runtime', () => {
         { name: 'mcp__files__getenv', input: { name: 'FIXTURE_API_TOKEN' } },
         { name: 'mcp__files__getenv', input: { name: 'GREETING' } },
       ]);
-      expect(write!.text).toBe(`wrote made-by-mcp.txt in ${rig.repo}`);
+      expect(write.text).toBe(`wrote made-by-mcp.txt in ${rig.repo}`);
       expect(existsSync(path.join(rig.repo, 'made-by-mcp.txt'))).toBe(false);
       expect(await rig.root.readText('made-by-mcp.txt')).toBe('from the server\n');
       expect((await rig.root.diff()).files.map((f) => f.path)).toEqual(['made-by-mcp.txt']);
-      expect(token!.text).toBe('(unset)');
-      expect(greeting!.text).toBe('hello');
-      expect(rig.mcp.status()[0]!.runsIn).toMatch(/^sandbox/);
+      expect(token.text).toBe('(unset)');
+      expect(greeting.text).toBe('hello');
+      expect(rig.mcp.status()[0].runsIn).toMatch(/^sandbox/);
     } finally {
       delete process.env.FIXTURE_API_TOKEN;
     }
@@ -91,23 +91,23 @@ describe('MCP tools in the runtime', () => {
     const [first] = await rig.call([{ name: 'mcp__files__whoami' }]);
 
     const [crash] = await rig.call([{ name: 'mcp__files__crash' }]);
-    expect(crash!.isError).toBe(true);
-    expect(crash!.text).toMatch(
+    expect(crash.isError).toBe(true);
+    expect(crash.text).toMatch(
       /^Error: the MCP server "files" exited during the call \(exit code 3\)\. It is being restarted; call again if the call is safe to repeat \(it may have partly run\)\. Its last stderr lines:\n(.*\n)*crashing on purpose$/,
     );
     // A call right after waits for the restart, and reaches a new process.
     const [second] = await rig.call([{ name: 'mcp__files__whoami' }]);
-    expect(second!.isError).toBe(false);
-    expect(second!.text).not.toBe(first!.text);
+    expect(second.isError).toBe(false);
+    expect(second.text).not.toBe(first.text);
     expect(rig.mcp.status()[0]).toMatchObject({ state: 'ready', restarts: 1 });
-    expect(rig.mcp.status()[0]!.message).toContain('restarted once after it exited (exit code 3)');
+    expect(rig.mcp.status()[0].message).toContain('restarted once after it exited (exit code 3)');
 
     const [again] = await rig.call([{ name: 'mcp__files__crash' }]);
-    expect(again!.text).toContain('It had been restarted once already: its tools are unavailable for the rest of the session');
+    expect(again.text).toContain('It had been restarted once already: its tools are unavailable for the rest of the session');
     const [after] = await rig.call([{ name: 'mcp__files__echo', input: { text: 'hi' } }]);
-    expect(after!.isError).toBe(true);
-    expect(after!.text).toContain('Error: the MCP server "files" is not running: it exited (exit code 3)');
-    expect(after!.text).toContain('again after a restart');
+    expect(after.isError).toBe(true);
+    expect(after.text).toContain('Error: the MCP server "files" is not running: it exited (exit code 3)');
+    expect(after.text).toContain('again after a restart');
     expect(rig.mcp.status()[0]).toMatchObject({ state: 'failed', restarts: 1 });
   });
 
@@ -123,7 +123,7 @@ describe('MCP tools in the runtime', () => {
     const [hang, echo] = await rig.call([{ name: 'mcp__remote__hang' }, { name: 'mcp__files__echo', input: { text: 'still here' } }]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
     expect(hang).toMatchObject({ isError: true });
-    expect(hang!.text).toBe('Error: no answer within 1.5 s, the time limit for MCP tool calls; the call was cancelled. Raise mcpToolTimeoutMs in the config.');
+    expect(hang.text).toBe('Error: no answer within 1.5 s, the time limit for MCP tool calls; the call was cancelled. Raise mcpToolTimeoutMs in the config.');
     await http.whenCancelled();
     expect(http.cancelled).toEqual(['hang']);
     // The other call of the reply was not held up by it, and the servers are still fine.
@@ -139,7 +139,7 @@ describe('MCP tools in the runtime', () => {
     await rig.system.whenIdle({ ignoreRunningTools: true });
     // t1's call is running at the server; another thread works meanwhile.
     const [other] = await rig.call([{ name: 'mcp__remote__lookup', input: { key: 'k' } }], 't2');
-    expect(other!.text).toBe('value of k');
+    expect(other.text).toBe('value of k');
     expect(http.cancelled).toEqual([]);
     // The user interrupts t1: the call is cancelled, and the server hears of it.
     await rig.system.sendUserText('t1', JSON.stringify({ calls: [] }));
@@ -152,7 +152,7 @@ describe('MCP tools in the runtime', () => {
     const asked: string[] = [];
     rig = await Rig.start({
       servers: [stdioServer('unasked', {}, 'mcp-json'), stdioServer('yes', {}, 'mcp-json'), stdioServer('no', {}, 'mcp-json')],
-      approvalHint: 'approve it in your config',
+      approvalHint: () => 'approve it in your config',
       askApproval: async (entry) => {
         asked.push(entry.name);
         return entry.name === 'yes';
@@ -167,34 +167,34 @@ describe('MCP tools in the runtime', () => {
     ]);
     await rig.close();
 
-    rig = await Rig.start({ servers: [stdioServer('repo', {}, 'mcp-json')], approvalHint: 'approve it in your config' });
+    rig = await Rig.start({ servers: [stdioServer('repo', {}, 'mcp-json')], approvalHint: () => 'approve it in your config' });
     await rig.mcp.settled();
     const [s] = rig.mcp.status();
     expect(s).toMatchObject({ state: 'not-approved', tools: [] });
-    expect(s!.message).toBe('it is defined by the repository (.mcp.json) and nobody approved it; approve it in your config');
+    expect(s.message).toBe('it is defined by the repository (.mcp.json) and nobody approved it; approve it in your config');
     // Never started: no process ran in the sandbox, and the model is offered none of its tools.
-    expect(s!.runsIn).toBe('sandbox');
+    expect(s.runsIn).toBe('sandbox');
     const reads = await rig.call([{ name: 'mcp__repo__echo', input: { text: 'x' } }]);
-    expect(reads[0]!.text).toContain("tool 'mcp__repo__echo' does not exist");
+    expect(reads[0].text).toContain("tool 'mcp__repo__echo' does not exist");
   });
 
   it('stops stdio servers while the sandbox is refreshed and starts them again, without counting a restart', async () => {
     rig = await Rig.start({ servers: [stdioServer('files')] });
     await rig.mcp.settled();
     const [before, readme] = await rig.call([{ name: 'mcp__files__whoami' }, { name: 'mcp__files__read_file', input: { path: 'README.md' } }]);
-    expect(readme!.text).toBe('fixture');
+    expect(readme.text).toBe('fixture');
     // The user edits their tree; the refresh waits for the sandbox's processes to end, so the server is stopped for it.
     await writeFile(path.join(rig.repo, 'README.md'), 'edited by the user\n');
     const during = await rig.mcp.whileSuspended(async () => {
-      const state = rig!.mcp.status()[0]!.state;
+      const state = rig!.mcp.status()[0].state;
       await rig!.session.refreshBase();
       return state;
     });
     expect(during).toBe('suspended');
     const [after, edited] = await rig.call([{ name: 'mcp__files__whoami' }, { name: 'mcp__files__read_file', input: { path: 'README.md' } }]);
-    expect(after!.isError).toBe(false);
-    expect(after!.text).not.toBe(before!.text);
-    expect(edited!.text).toBe('edited by the user');
+    expect(after.isError).toBe(false);
+    expect(after.text).not.toBe(before.text);
+    expect(edited.text).toBe('edited by the user');
     expect(rig.mcp.status()[0]).toMatchObject({ state: 'ready', restarts: 0 });
   });
 
@@ -206,8 +206,8 @@ describe('MCP tools in the runtime', () => {
     expect(first).toEqual([]);
     // The model was asked while the server was still starting, without its tools.
     expect(rig.offered).toHaveLength(1);
-    expect(rig.offered[0]!.map((t) => t.name).filter((n) => n.startsWith('mcp__'))).toEqual([]);
-    expect(rig.mcp.status()[0]!.state).toBe('starting');
+    expect(rig.offered[0].map((t) => t.name).filter((n) => n.startsWith('mcp__'))).toEqual([]);
+    expect(rig.mcp.status()[0].state).toBe('starting');
     release();
     await rig.mcp.settled();
     const [lookup] = await rig.call([{ name: 'mcp__remote__lookup', input: { key: 'late' } }]);
@@ -220,12 +220,12 @@ describe('MCP tools in the runtime', () => {
     await rig.mcp.settled();
     await http.close();
     const [lost] = await rig.call([{ name: 'mcp__remote__lookup', input: { key: 'k' } }]);
-    expect(lost!.isError).toBe(true);
-    expect(lost!.text).toMatch(/^Error: the MCP server "remote" could not be reached during the call \(.+\)\. It is being restarted/);
+    expect(lost.isError).toBe(true);
+    expect(lost.text).toMatch(/^Error: the MCP server "remote" could not be reached during the call \(.+\)\. It is being restarted/);
     await rig.mcp.settled();
     expect(rig.mcp.status()[0]).toMatchObject({ state: 'failed', restarts: 1 });
     const [after] = await rig.call([{ name: 'mcp__remote__lookup', input: { key: 'k' } }]);
-    expect(after!.text).toMatch(/^Error: the MCP server "remote" is not running: could not start: /);
+    expect(after.text).toMatch(/^Error: the MCP server "remote" is not running: could not start: /);
     http = undefined;
   });
 
@@ -235,9 +235,9 @@ describe('MCP tools in the runtime', () => {
     });
     await rig.mcp.settled();
     const [broken, files] = rig.mcp.status();
-    expect(files!.state).toBe('ready');
-    expect(broken!.state).toBe('failed');
-    expect(broken!.message).toMatch(/^could not start: it exited before it was ready \(exit code 127\)\. Its last stderr lines:\n.*no-such-mcp-server-binary.*not found$/);
-    expect(broken!.stderr).toMatch(/no-such-mcp-server-binary.*not found/);
+    expect(files.state).toBe('ready');
+    expect(broken.state).toBe('failed');
+    expect(broken.message).toMatch(/^could not start: it exited before it was ready \(exit code 127\)\. Its last stderr lines:\n.*no-such-mcp-server-binary.*not found$/);
+    expect(broken.stderr).toMatch(/no-such-mcp-server-binary.*not found/);
   });
 });

@@ -72,8 +72,8 @@ export function mcpTool(server: McpServer, tool: McpTool, modelName: string, opt
  * (the MCP spec requires one), without `$schema`, which names drafts the validator may not know.
  */
 function inputSchema(schema: McpTool['inputSchema']): JsonSchema {
-  const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
-  return { ...rest, type: 'object' } as JsonSchema;
+  const { $schema: _ignored, ...rest } = schema;
+  return { ...rest, type: 'object' };
 }
 
 /** The call's result as tool result content: text cut like command output, images as images. */

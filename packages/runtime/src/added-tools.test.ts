@@ -58,7 +58,7 @@ describe('tools added while the system runs', () => {
     await system.whenIdle();
     expect(offered[1]).toContain('late_tool');
     // Added at the end: the earlier tools keep their places (and the cached prefix up to them).
-    expect(offered[1]!.slice(0, offered[0]!.length)).toEqual(offered[0]);
+    expect(offered[1].slice(0, offered[0].length)).toEqual(offered[0]);
     expect(calls).toHaveLength(1);
     expect(offered).toHaveLength(3);
     await system.close();
@@ -70,8 +70,8 @@ describe('tools added while the system runs', () => {
     const good: AsyncTool = { ...lateTool([]), name: 'good_one' };
     const rejected = registry.add([lateTool([]), bad, good]);
     expect(rejected.map((r) => r.name)).toEqual(['late_tool', 'bad_schema']);
-    expect(rejected[0]!.reason).toContain('Two tools are named late_tool');
-    expect(rejected[1]!.reason).toContain('input schema is not valid JSON Schema');
+    expect(rejected[0].reason).toContain('Two tools are named late_tool');
+    expect(rejected[1].reason).toContain('input schema is not valid JSON Schema');
     expect(registry.definitions().map((d) => d.name)).toEqual(['late_tool', 'good_one']);
   });
 

@@ -79,12 +79,13 @@ export class Rig {
     await git('commit', '-qm', 'initial');
     const session = await openSession({ repo, stateDir: state });
     const root = await session.create('root');
-    let rig!: Rig;
+    // The brain is the rig's: it is made below, once the system it drives exists.
+    const ref: { rig?: Rig } = {};
     const system = new LocalSystem({
       store: new MemoryStore(),
       model: 'scripted',
       retry: FAST_RETRY,
-      provider: new ScriptedProvider((r) => rig.think(r)),
+      provider: new ScriptedProvider((r) => ref.rig!.think(r)),
     });
     const { servers, ...rest } = o;
     const mcp = startMcpServers({
@@ -94,7 +95,8 @@ export class Rig {
       sandbox: async () => root,
       addTools: (tools) => system.addTools(tools),
     });
-    rig = new Rig(repo, session, root, system, mcp, [repo, state]);
+    const rig = new Rig(repo, session, root, system, mcp, [repo, state]);
+    ref.rig = rig;
     system.subscribe((e) => rig.events.push(e));
     await system.start();
     return rig;

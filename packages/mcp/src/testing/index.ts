@@ -47,7 +47,7 @@ export async function startHttpFixture(opts: { holdInitialize?: Promise<void> } 
 
   const newServer = () => {
     const server = new McpServer({ name: 'fixture-http', version: '1.0.0' });
-    server.registerTool('lookup', { description: 'Look a key up.', inputSchema: { key: z.string() } }, async ({ key }) => {
+    server.registerTool('lookup', { description: 'Look a key up.', inputSchema: { key: z.string() } }, ({ key }) => {
       calls.push({ tool: 'lookup', args: { key } });
       return { content: [{ type: 'text', text: `value of ${key}` }] };
     });
