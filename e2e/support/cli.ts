@@ -29,6 +29,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   home?: string;
   onStdout?: (all: string) => void;
+  /** Called with all of stderr so far, each time more arrives (headless progress). */
+  onStderr?: (all: string) => void;
   /** A file to connect to stdin (otherwise /dev/null). */
   stdinFile?: string;
   /** argv run in front of `node main.js` (e.g. GNU time). */
@@ -54,7 +56,10 @@ export function startCli(args: string[], opts: StartOptions): Started {
     stdout += d.toString();
     opts.onStdout?.(stdout);
   });
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    opts.onStderr?.(stderr);
+  });
   const streamJson = args.includes('stream-json');
   const done = new Promise<CliRun>((resolve, reject) =>
     child.on('close', (code, signal) => {

@@ -22,6 +22,7 @@ import {
   type SandboxSession,
 } from '@infinity-code/sandbox';
 import { codingTools, type CommandRequest, type UncontainedPolicy } from '@infinity-code/tools';
+import { startMcpServers, type McpServerEntry, type McpServers } from '@infinity-code/mcp';
 import { basePrompt } from './instructions.js';
 import { containmentOf, maxDiffFileBytes } from './sandbox-config.js';
 import type { SandboxMap } from './sandbox-map.js';
@@ -48,6 +49,8 @@ export interface AgentSessionOptions {
   /** Asks whether a command that failed for lack of network may run again with it (the TUI). */
   askNetwork?: (request: CommandRequest, signal: AbortSignal) => Promise<boolean>;
   onCommandRefused?: (request: CommandRequest) => void;
+  /** Asks whether a repository's MCP server nobody decided on may start (the TUI); else it doesn't. */
+  askMcpApproval?: (entry: McpServerEntry, signal: AbortSignal) => Promise<boolean>;
 }
 
 /** What the user is told about the time limit of commands. */
@@ -107,6 +110,9 @@ function providerOf(setup: SessionSetup): ModelProvider {
  * thread): `/new` moves it, and `/diff`, the review and `-c` all follow it.
  */
 export class AgentSession {
+  /** The session's MCP servers, when it has any. */
+  mcp: McpServers | undefined;
+
   private constructor(
     readonly system: LocalSystem,
     private readonly setup: SessionSetup,
@@ -169,6 +175,16 @@ export class AgentSession {
     });
     const session = new AgentSession(system, setup, sandboxes, { rootId, sandboxes: first }, modelRef, abortTools);
     system.subscribe((e) => session.onEvent(e));
+    // Not waited for: each server's tools reach the model from the first request after it is
+    // ready. stdio servers run in the current root's sandbox (read when each starts).
+    if (setup.mcp) {
+      session.mcp = startMcpServers({
+        ...setup.mcp,
+        ...(o.askMcpApproval ? { askApproval: o.askMcpApproval } : {}),
+        sandbox: () => session.rootSandbox(),
+        addTools: (t) => system.addTools(t),
+      });
+    }
     await system.start();
     return session;
   }
@@ -186,7 +202,11 @@ export class AgentSession {
   async newSession(title: string): Promise<string> {
     const created = this.setup.registry.create(title);
     const sandboxes = await this.sandboxes.forRoot(created.id);
-    this.current = { rootId: created.id, sandboxes };
+    const move = async () => {
+      this.current = { rootId: created.id, sandboxes };
+    };
+    // stdio MCP servers move to the new root's sandbox (they start again there).
+    await (this.mcp ? this.mcp.whileSuspended(move) : move());
     return created.id;
   }
 
@@ -253,7 +273,9 @@ export class AgentSession {
 
   /** Takes the user's edits into every sandbox's base; a sandbox's own changes to a file win. */
   refreshBase(): Promise<BaseRefresh> {
-    return this.current.sandboxes.session.refreshBase();
+    const refresh = () => this.current.sandboxes.session.refreshBase();
+    // stdio MCP servers run in the root sandbox, whose view the refresh rebuilds once nothing runs there.
+    return this.mcp ? this.mcp.whileSuspended(refresh) : refresh();
   }
 
   /**
@@ -263,6 +285,7 @@ export class AgentSession {
    */
   async close(opts: { keep: boolean } = { keep: true }): Promise<void> {
     this.abortTools.abort();
+    await this.mcp?.close();
     await this.system.close();
     await this.sandboxes.close((rootId) => rootId !== this.rootId || opts.keep);
   }

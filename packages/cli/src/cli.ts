@@ -20,6 +20,7 @@ interface Flags {
   timeout?: number;
   unsandboxed?: boolean;
   network?: NetworkSetting;
+  mcpConfig?: string[];
   demo?: boolean;
   debug?: boolean;
 }
@@ -112,6 +113,11 @@ function parse(argv: string[]): Flags | number {
       parseNetworkFlag,
     )
     .option(
+      '--mcp-config <file>',
+      "MCP servers from this file (.mcp.json format; repeatable); with the repository's .mcp.json, starts its servers without asking",
+      (file: string, files: string[] | undefined) => [...(files ?? []), file],
+    )
+    .option(
       '--unsandboxed',
       "let commands run where the sandbox can't confine them (otherwise headless refuses them and the TUI asks before each)",
     )
@@ -183,6 +189,7 @@ async function main(argv: string[]): Promise<number> {
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
     ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout } : {}),
     ...(flags.network !== undefined ? { network: flags.network } : {}),
+    ...(flags.mcpConfig ? { mcpConfig: flags.mcpConfig } : {}),
     unsandboxed: flags.unsandboxed === true,
     cwd: process.cwd(),
     env: process.env,

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { McpConfigError, parseMcpServers, type McpServerConfig, type McpTrustDecision } from '@infinity-code/mcp/config';
 import { EXIT, UserError } from './exit-codes.js';
 import { checkProjectPrices, parsePriceSettings } from './price-config.js';
 import { Pricing, type PriceSettings } from './pricing.js';
@@ -29,12 +30,24 @@ export interface Config {
   projectPrices: PriceSettings;
   /** Tool calls run from one model reply; the model is asked to split the rest. */
   maxToolCallsPerReply: number;
+  /** MCP servers the user defined (`mcpServers` of the user's config): they start in every session. */
+  mcpServers: Record<string, McpServerConfig>;
+  /** MCP servers of the project's config: like `.mcp.json`'s, they start once the user approved them. */
+  projectMcpServers: Record<string, McpServerConfig>;
+  /** The longest an MCP tool call may take (ms). */
+  mcpToolTimeoutMs: number;
+  /**
+   * The user's answers about repositories' MCP servers (`.mcp.json`, a project config): by
+   * repository root, then server name. Only the user's own config holds them.
+   */
+  mcpProjectServers: Record<string, Record<string, McpTrustDecision>>;
 }
 
 /** One file's settings: any key may be missing, `sandbox` key by key too. */
-export type ConfigFile = Partial<Omit<Config, 'sandbox' | 'projectPrices'>> & { sandbox?: Partial<SandboxConfig> };
+export type ConfigFile = Partial<Omit<Config, 'sandbox' | 'projectPrices' | 'projectMcpServers'>> & { sandbox?: Partial<SandboxConfig> };
 
-const KNOWN_KEYS = 'model, contextWindow, commandTimeoutMs, secretEnv, sandbox, prices, maxToolCallsPerReply';
+const KNOWN_KEYS =
+  'model, contextWindow, commandTimeoutMs, secretEnv, sandbox, prices, maxToolCallsPerReply, mcpServers, mcpToolTimeoutMs, mcpProjectServers';
 
 export const DEFAULT_CONFIG: Config = {
   model: 'claude-sonnet-4-5',
@@ -46,6 +59,10 @@ export const DEFAULT_CONFIG: Config = {
   projectPrices: {},
   // The runtime's default too (DEFAULT_LIMITS.maxCallsPerReply); not imported, to keep start-up light.
   maxToolCallsPerReply: 16,
+  mcpServers: {},
+  projectMcpServers: {},
+  mcpToolTimeoutMs: 10 * 60_000,
+  mcpProjectServers: {},
 };
 
 /** The prices displays and results use: the user's, then the built-in ones, then the project's. */
@@ -72,7 +89,17 @@ export function loadConfig(opts: { env: NodeJS.ProcessEnv; projectRoot: string }
   const projectFile = projectConfigPath(opts.projectRoot);
   for (const file of [userFile, projectFile]) {
     if (!existsSync(file)) continue;
-    const { sandbox, prices, ...rest } = parseConfigFile(file);
+    const { sandbox, prices, mcpServers, mcpProjectServers, ...rest } = parseConfigFile(file, opts.env);
+    if (file === projectFile && mcpProjectServers) {
+      throw new UserError(
+        `In ${file}, "mcpProjectServers" approves MCP servers, which only your own config may do (a cloned repository ` +
+          `could carry this file). Move it to ${userFile}, or remove it here.`,
+        EXIT.config,
+      );
+    }
+    if (mcpServers && file === projectFile) config.projectMcpServers = mcpServers;
+    else if (mcpServers) config.mcpServers = mcpServers;
+    if (mcpProjectServers) config.mcpProjectServers = mcpProjectServers;
     if (file === projectFile && sandbox) {
       const widens = wideningKey(config.sandbox, sandbox);
       if (widens) {
@@ -95,7 +122,7 @@ export function loadConfig(opts: { env: NodeJS.ProcessEnv; projectRoot: string }
   return config;
 }
 
-export function parseConfigFile(file: string): ConfigFile {
+export function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
@@ -136,12 +163,53 @@ export function parseConfigFile(file: string): ConfigFile {
         if (!Number.isInteger(value) || (value as number) < 1) throw bad(key, 'a whole number of calls, at least 1');
         out.maxToolCallsPerReply = value as number;
         break;
+      case 'mcpServers':
+        out.mcpServers = parseServers(value, file, env);
+        break;
+      case 'mcpToolTimeoutMs':
+        if (!Number.isInteger(value) || (value as number) < 1) throw bad(key, 'a whole number of milliseconds, at least 1');
+        out.mcpToolTimeoutMs = value as number;
+        break;
+      case 'mcpProjectServers':
+        out.mcpProjectServers = parseTrust(value, () =>
+          bad(key, 'an object of repository roots, each an object of server names, each {"allow": true|false}'),
+        );
+        break;
       default:
         throw new UserError(`The config file ${file} has an unknown key "${key}". Known keys: ${KNOWN_KEYS}.`, EXIT.config);
     }
   }
   return out;
 }
+
+/** `mcpServers` of a config file: any entry wrong is an error, as for every other key. */
+function parseServers(value: unknown, file: string, env: NodeJS.ProcessEnv): Record<string, McpServerConfig> {
+  try {
+    const { servers, problems } = parseMcpServers(value, `The config file ${file}`, env);
+    const first = problems[0];
+    if (first) throw new UserError(`In ${file}, MCP server "${first.server}": ${first.problem}. Fix the entry or remove it.`, EXIT.config);
+    return servers;
+  } catch (err) {
+    if (err instanceof McpConfigError) throw new UserError(err.message, EXIT.config);
+    throw err;
+  }
+}
+
+function parseTrust(value: unknown, bad: () => UserError): Record<string, Record<string, McpTrustDecision>> {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(value)) throw bad();
+  const out: Record<string, Record<string, McpTrustDecision>> = {};
+  for (const [root, servers] of Object.entries(value)) {
+    if (!isObject(servers)) throw bad();
+    out[root] = {};
+    for (const [name, d] of Object.entries(servers)) {
+      if (!isObject(d) || typeof d.allow !== 'boolean' || (d.fingerprint !== undefined && typeof d.fingerprint !== 'string')) throw bad();
+      out[root][name] = { allow: d.allow, ...(typeof d.fingerprint === 'string' ? { fingerprint: d.fingerprint } : {}) };
+    }
+  }
+  return out;
+}
+
 
 /** The keys INFINITY_CODE_RETRY may set (the runtime's RetryPolicy). */
 export const RETRY_KEYS = [

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import type { McpServerStatus } from '@infinity-code/mcp';
 import type { ModelProvider, Quiescence, RuntimeEvent } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
 import { pricingOf } from './config.js';
@@ -8,6 +9,7 @@ import type { ExitCode } from './exit-codes.js';
 import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headless.js';
 import { whenLoopDrains } from './loop-drain.js';
 import { buildResult, type Outcome } from './result.js';
+import { mcpProgressLine } from './mcp-setup.js';
 import { autoAcceptReviewer } from './review.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { setUpSession } from './session-setup.js';
@@ -29,6 +31,8 @@ export interface HeadlessOptions {
   network?: NetworkSetting;
   /** --unsandboxed: commands run even where the sandbox cannot confine them. */
   unsandboxed?: boolean;
+  /** --mcp-config files (MCP servers). */
+  mcpConfig?: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
   writers: HeadlessWriters;
@@ -58,8 +62,10 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}),
     ...(o.network !== undefined ? { network: o.network } : {}),
     unsandboxed: o.unsandboxed === true,
+    ...(o.mcpConfig ? { mcpConfig: o.mcpConfig } : {}),
   });
   const { root, model, session } = setup;
+  for (const warning of setup.mcpWarnings) o.writers.err(`infinity-code: ${warning}\n`);
 
   // The deadline counts from the start, opening the session included.
   const deadline = o.timeoutMs === undefined ? undefined : runDeadline(o.timeoutMs);
@@ -89,7 +95,17 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     permissionMode: o.yes ? 'acceptEdits' : 'default',
     sandbox: agent.backend,
     contained: await agent.commandsContained(),
+    mcpServers: (agent.mcp?.status() ?? []).map((m) => ({ name: m.name, status: m.state })),
   });
+  // MCP servers as they come up or fail (those settled before this line too); headless can't ask,
+  // so a repository's server starts only when approved in the user's config or named with --mcp-config.
+  const mcpReport = (s: McpServerStatus) => {
+    if (s.state !== 'stopped') stream?.mcpServer(s);
+    const text = mcpProgressLine(s);
+    if (text) o.writers.err(`infinity-code: ${text}\n`);
+  };
+  agent.mcp?.onChange(mcpReport);
+  for (const s of agent.mcp?.status() ?? []) if (s.state !== 'starting') mcpReport(s);
   // Ctrl+C and the deadline stop the run the same way; only the result tells them apart.
   const stop = deadline ? AbortSignal.any([o.signal, deadline.signal]) : o.signal;
   const onAbort = () => agent.system.interruptAll();

@@ -1,3 +1,4 @@
+import type { McpServerStatus } from '@infinity-code/mcp';
 import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
 import { pricingOf } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
@@ -19,6 +20,8 @@ export interface InteractiveOptions {
     /** Commands run without asking where the sandbox cannot confine them. */
     unsandboxed?: boolean;
     network?: NetworkSetting;
+    /** --mcp-config files (MCP servers). */
+    mcpConfig?: string[];
   };
   /** The demo's scripted model instead of the Anthropic API. */
   provider?: ModelProvider;
@@ -45,11 +48,12 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
     ...(f.maxTurns !== undefined ? { maxTurns: f.maxTurns } : {}),
     ...(f.network !== undefined ? { network: f.network } : {}),
     unsandboxed: f.unsandboxed === true,
+    ...(f.mcpConfig ? { mcpConfig: f.mcpConfig } : {}),
   });
 
   const { runTui, deferredController } = await importUi();
   let start!: () => void;
-  const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup, o.throwaway === true));
+  const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup, o.env, o.throwaway === true));
   const info = {
     model: setup.model,
     contextWindow: setup.config.contextWindow,
@@ -58,7 +62,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
     pricing: pricingOf(setup.config),
   };
   const done = runTui(deferredController(opening.then((s) => s.controller)), info, {
-    ready: opening.then((s) => ({ backend: s.backend, history: s.history })),
+    ready: opening.then((s) => ({ backend: s.backend, history: s.history, notices: s.notices, onNotice: s.onNotice })),
   });
   // Open the session only once the first frame is out.
   setImmediate(start);
@@ -95,19 +99,38 @@ async function importUi(): Promise<typeof import('./tui/index.js')> {
 
 async function openController(
   setup: SessionSetup,
+  env: NodeJS.ProcessEnv,
   throwaway: boolean,
-): Promise<{ controller: TuiController; backend: string; history: readonly HistoryMessage[] }> {
-  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }] = await Promise.all([
+): Promise<{
+  controller: TuiController;
+  backend: string;
+  history: readonly HistoryMessage[];
+  notices: string[];
+  onNotice: (notify: (text: string, level: 'info' | 'error') => void) => () => void;
+}> {
+  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }, mcpSetup] = await Promise.all([
     import('./agent-session.js'),
     import('./review.js'),
     import('./tui/index.js'),
     import('./user-edits-feed.js'),
     import('./refresh-message.js'),
+    import('./mcp-setup.js'),
   ]);
   let broker!: ReturnType<typeof tui.createReviewBroker>;
   // Where the sandbox can't confine commands, the user answers for each (unless --unsandboxed);
   // a command that failed without network may run again with it once the user says so.
   const approvals = tui.createCommandApprovals();
+  // A repository's MCP server starts once the user says yes (asked once per definition, remembered).
+  const mcpNotices = [...setup.mcpWarnings];
+  // Set once the UI listens: what goes wrong later is said in the transcript.
+  let notifyLater: ((text: string, level: 'info' | 'error') => void) | undefined;
+  const askMcpApproval = mcpSetup.approvalAsker({
+    approvals,
+    threadId: setup.session.id,
+    env,
+    root: setup.root,
+    onRememberFailed: (m) => (notifyLater ? notifyLater(m, 'error') : mcpNotices.push(m)),
+  });
   const agent = await AgentSession.open(setup, {
     reviewer: (sandboxes) => {
       broker = tui.createReviewBroker({
@@ -124,6 +147,7 @@ async function openController(
     },
     askUncontained: (request, signal) => approvals.ask(request, signal),
     askNetwork: (request, signal) => approvals.ask({ ...request, kind: 'network' }, signal),
+    askMcpApproval,
   });
   const edits = userEditsFeed({ root: setup.root, changed: () => agent.changedSinceBase() });
   // Every hook asks the session for its current root: `/new` moves it, and these follow.
@@ -163,6 +187,7 @@ async function openController(
         await edits.recheck();
         return { message: describeRefresh(refreshed) };
       },
+      mcpStatus: () => Promise.resolve(agent.mcp?.status() ?? []),
       // Kept: `infinity-code -c` continues with the same sandboxes (the demo's go with its repository).
       async quit() {
         await edits.close();
@@ -174,5 +199,21 @@ async function openController(
   const history = await agent.history();
   // The status line says so when commands can't be confined: each one then asks first.
   const backend = (await agent.commandsContained()) ? agent.backend : `${agent.backend} (commands unconfined)`;
-  return { controller, backend, history };
+  // MCP servers say in the transcript when they are ready or fail; /mcp has the details.
+  const onNotice = (notify: (text: string, level: 'info' | 'error') => void) => {
+    notifyLater = notify;
+    // Ready once (again after a restart, not after a /refresh), and each failure.
+    const readyTold = new Map<string, number>();
+    const tell = (s: McpServerStatus) => {
+      if (s.state === 'failed') notify(`${mcpSetup.mcpProgressLine(s)} (/mcp lists the servers)`, 'error');
+      if (s.state === 'ready' && readyTold.get(s.name) !== s.restarts) {
+        readyTold.set(s.name, s.restarts);
+        notify(mcpSetup.mcpProgressLine(s)!, 'info');
+      }
+    };
+    // Those settled already, then each change.
+    for (const s of agent.mcp?.status() ?? []) tell(s);
+    return agent.mcp?.onChange(tell) ?? (() => undefined);
+  };
+  return { controller, backend, history, notices: mcpNotices, onNotice };
 }

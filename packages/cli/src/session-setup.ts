@@ -6,6 +6,7 @@ import type { ModelProvider, RetryPolicy } from '@infinity-code/runtime';
 import { loadConfig, retryFromEnv, type Config } from './config.js';
 import { requireGitRoot } from './project.js';
 import { anthropicEnv } from './provider-env.js';
+import { mcpSessionOptions, type McpSessionOptions } from './mcp-setup.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { SessionRegistry, type SessionInfo } from './sessions.js';
 
@@ -28,6 +29,8 @@ export interface SessionRequest {
   network?: NetworkSetting;
   /** --unsandboxed: commands run where the sandbox cannot confine them. */
   unsandboxed?: boolean;
+  /** --mcp-config files (MCP servers, `.mcp.json` format). */
+  mcpConfig?: readonly string[];
 }
 
 /** Everything a session is opened with (see AgentSession.open), the same for both front ends. */
@@ -49,6 +52,10 @@ export interface SessionSetup {
   maxTurns?: number;
   network?: NetworkSetting;
   unsandboxed: boolean;
+  /** The session's MCP servers (see mcp-setup.ts), when it has any. */
+  mcp?: McpSessionOptions;
+  /** Definitions left out (a wrong entry of the repository's .mcp.json): for the user. */
+  mcpWarnings: string[];
 }
 
 /**
@@ -68,6 +75,16 @@ export function setUpSession(o: SessionRequest): SessionSetup {
       ? (registry.latest() ?? registry.create(o.title))
       : registry.create(o.title);
   registry.touch(session.id);
+  // A wrong --mcp-config file is an error now; a wrong .mcp.json entry a warning.
+  const mcpWarnings: string[] = [];
+  const mcp = mcpSessionOptions({
+    root,
+    cwd: o.cwd,
+    env: o.env,
+    config,
+    files: o.mcpConfig ?? [],
+    warn: (message) => mcpWarnings.push(message),
+  });
   return {
     root,
     config,
@@ -79,5 +96,7 @@ export function setUpSession(o: SessionRequest): SessionSetup {
     ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}),
     ...(o.network !== undefined ? { network: o.network } : {}),
     unsandboxed: o.unsandboxed === true,
+    ...(mcp ? { mcp } : {}),
+    mcpWarnings,
   };
 }

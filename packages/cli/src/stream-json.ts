@@ -1,3 +1,4 @@
+import type { McpServerStatus } from '@infinity-code/mcp';
 import type { ContentBlock, RuntimeEvent, Usage } from '@infinity-code/runtime';
 import { ZERO_USAGE } from '@infinity-code/runtime';
 import type { RunResult } from './result.js';
@@ -7,7 +8,7 @@ import type { RunResult } from './result.js';
  * stream-json so that tools already reading it work unchanged: `system`/`init` first, then
  * `assistant` messages (one per model reply, Messages API content) and `user` messages (tool
  * results), and `result` last. What Claude Code has no shape for comes as further types (`thread`,
- * `event`, `retry`, `error`, `changes`), each with the `thread_id` it concerns. Every line carries
+ * `event`, `retry`, `error`, `changes`, `mcp_server`), each with the `thread_id` it concerns. Every line carries
  * `session_id`; a child thread's messages carry `parent_tool_use_id`, the `spawn_thread` call that
  * started it (as Claude Code does for subagents). The schema is docs/stream-json.schema.json.
  */
@@ -19,6 +20,8 @@ export interface InitInfo {
   permissionMode: 'acceptEdits' | 'default';
   sandbox: string;
   contained: boolean;
+  /** The session's MCP servers and their state when the run starts (their tools follow as they are ready). */
+  mcpServers?: Array<{ name: string; status: string }>;
 }
 
 export interface ChangesInfo {
@@ -57,7 +60,7 @@ export class StreamJsonWriter {
       model: info.model,
       cwd: info.cwd,
       tools: info.tools,
-      mcp_servers: [],
+      mcp_servers: info.mcpServers ?? [],
       permissionMode: info.permissionMode,
       sandbox: info.sandbox,
       contained: info.contained,
@@ -138,6 +141,19 @@ export class StreamJsonWriter {
       default:
         return;
     }
+  }
+
+  /** An MCP server's new state (ready with its tools, failed, not started...). */
+  mcpServer(s: Pick<McpServerStatus, 'name' | 'state' | 'tools' | 'message'>): void {
+    this.line({
+      type: 'mcp_server',
+      session_id: this.sessionId,
+      thread_id: this.sessionId,
+      name: s.name,
+      state: s.state,
+      tools: s.tools,
+      message: s.message ?? null,
+    });
   }
 
   /** What reached the working tree (or the saved patch), just before the result. */

@@ -11,6 +11,7 @@ import type { ReportReviewer } from './services.js';
 import type { LoadedThread, ThreadRecord, ThreadUsage } from './store.js';
 import { sliceDeps, type SystemOptions } from './system-options.js';
 import { ThreadCache } from './thread-cache.js';
+import type { Tool } from './tool.js';
 import { TimerScheduler } from './timer-scheduler.js';
 import { INTERRUPTED_BY_RESTART } from './wording.js';
 
@@ -85,6 +86,14 @@ export class LocalSystem {
   }
 
   /**
+   * Offers more tools from the next completion on, to every thread alike (tools of a server that
+   * started after the session did). Returns those left out, with the reason (see ToolRegistry.add).
+   */
+  addTools(tools: readonly Tool[]): Array<{ name: string; reason: string }> {
+    return this.deps.tools.add(tools);
+  }
+
+  /**
    * Recover after a restart: dispatch calls committed but never dispatched, re-run synchronous
    * calls a crash cut short, report calls that died with the process as interrupted, re-arm the
    * timers, and run every input still queued.
@@ -117,8 +126,9 @@ export class LocalSystem {
         continue;
       }
       // Only calls of in-process async tools die with the process; the others (timers, tool
-      // servers) still get their answer.
-      if (tool?.kind !== 'async' || tool.survivesRestart) {
+      // servers) still get their answer. A tool not offered (yet) in this process can't answer
+      // one either: the tools a session adds once started (MCP servers) are in-process too.
+      if (tool !== undefined && (tool.kind !== 'async' || tool.survivesRestart)) {
         if (tool?.kind === 'async' && !tool.passive) this.awaitingResult.add(key(threadId, call.id));
         continue;
       }

@@ -3,6 +3,7 @@ import type { InputMessage } from './input.js';
 import { runSlice, type SliceDeps } from './slice.js';
 import { sliceDeps, type SystemOptions } from './system-options.js';
 import { timerResult } from './timer-scheduler.js';
+import type { Tool } from './tool.js';
 
 export interface StepSystemOptions extends SystemOptions {
   /** The host's queue: tool results produced by dispatched calls are sent here. */
@@ -25,6 +26,11 @@ export class StepSystem {
 
   subscribe(observer: Observer): () => void {
     return this.events.subscribe(observer);
+  }
+
+  /** Offers more tools from the next completion on (see LocalSystem.addTools). */
+  addTools(tools: readonly Tool[]): Array<{ name: string; reason: string }> {
+    return this.deps.tools.add(tools);
   }
 
   /** Runs the batch's threads concurrently; after all finish, rethrows the first failure. */

@@ -16,19 +16,50 @@ export type Resolution =
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
-  private readonly defs: ToolDefinition[];
+  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  private defs: readonly ToolDefinition[];
 
   constructor(tools: readonly Tool[]) {
-    const ajv = new Ajv({ allErrors: true, strict: false });
     for (const tool of tools) {
-      if (tool.name === INJECTED_TOOL_NAME) {
-        throw new Error(`${INJECTED_TOOL_NAME} is reserved for injected events and can't be a tool`);
-      }
-      if (this.tools.has(tool.name)) throw new Error(`Two tools are named ${tool.name}`);
-      this.tools.set(tool.name, { tool, validate: ajv.compile(tool.input_schema) });
+      const problem = this.problem(tool);
+      if (problem) throw new Error(problem);
+      this.tools.set(tool.name, { tool, validate: this.ajv.compile(tool.input_schema) });
     }
     // Built once: a slice must not allocate the tool list per completion.
     this.defs = tools.map(toolDefinition);
+  }
+
+  /**
+   * Offers more tools from now on (a tool server that came up after the session started): every
+   * thread's next completion gets the longer list, still the same for all of them. A tool that
+   * can't be added (its name is taken or reserved, its schema doesn't compile) is left out and
+   * returned with the reason; the others are added.
+   */
+  add(tools: readonly Tool[]): Array<{ name: string; reason: string }> {
+    const rejected: Array<{ name: string; reason: string }> = [];
+    const added: Tool[] = [];
+    for (const tool of tools) {
+      let reason = this.problem(tool);
+      if (!reason) {
+        try {
+          this.tools.set(tool.name, { tool, validate: this.ajv.compile(tool.input_schema) });
+          added.push(tool);
+          continue;
+        } catch (err) {
+          reason = `its input schema is not valid JSON Schema (${err instanceof Error ? err.message : String(err)})`;
+        }
+      }
+      rejected.push({ name: tool.name, reason });
+    }
+    // A new array: a slice that read the list keeps the one it sent.
+    if (added.length > 0) this.defs = [...this.defs, ...added.map(toolDefinition)];
+    return rejected;
+  }
+
+  private problem(tool: Tool): string | undefined {
+    if (tool.name === INJECTED_TOOL_NAME) return `${INJECTED_TOOL_NAME} is reserved for injected events and can't be a tool`;
+    if (this.tools.has(tool.name)) return `Two tools are named ${tool.name}`;
+    return undefined;
   }
 
   /**

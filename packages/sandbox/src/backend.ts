@@ -79,6 +79,8 @@ export interface CommandSpec {
   env: Record<string, string>;
   /** The machine's network for this command even when the sandbox has none (see ExecOptions.network). */
   network?: boolean;
+  /** A pipe for standard input instead of /dev/null (see ExecOptions.stdin). */
+  stdin?: boolean;
 }
 
 /** One sandbox as a backend sees it. Callers serialise structural changes (see Sandbox). */

@@ -376,10 +376,10 @@ class CopySandbox implements BackendSandbox {
         network: spec.network ?? false,
       });
       const env = this.confinement.proxySocket && !spec.network ? { ...spec.env, ...proxyEnv() } : spec.env;
-      const child = spawn(file!, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(file!, args, { env, detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
       return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
     }
-    const opts: SpawnOptions = { cwd: path.join(this.treeDir, spec.cwd), detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
+    const opts: SpawnOptions = { cwd: path.join(this.treeDir, spec.cwd), detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] };
     if (this.containment === 'pid-namespace') {
       const [file, ...args] = pidNamespacePrefix();
       return { child: spawn(file!, [...args, '/bin/sh', '-c', spec.command], { ...opts, env: spec.env }), namespaceInit: true };

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { SandboxError } from './errors.js';
 import { inheritedEnv } from './secret-env.js';
 
@@ -20,6 +20,11 @@ export interface ExecOptions {
    * off (a re-run the user approved).
    */
   network?: boolean;
+  /**
+   * Gives the command a pipe as its standard input (ExecProcess.stdin); otherwise it reads
+   * /dev/null. For long-lived helpers spoken to over stdio (MCP servers).
+   */
+  stdin?: boolean;
 }
 
 export interface ExecResult {
@@ -32,12 +37,19 @@ export interface ExecResult {
 
 export interface ExecProcess {
   readonly pid: number;
+  /** The command's standard input, when started with `stdin: true`. */
+  readonly stdin: Writable | null;
   readonly stdout: Readable;
   readonly stderr: Readable;
   /** Settles when the command has exited and its output streams are closed. */
   readonly done: Promise<ExecResult>;
   /** Kills the command's process group. */
   kill(): void;
+  /**
+   * The command (its process and pipes) no longer keeps this process's event loop alive: for a
+   * long-lived helper that must not hold a finished run open. Its output still arrives.
+   */
+  unref(): void;
 }
 
 export function mergeEnv(extra: ExecOptions['env']): Record<string, string> {
@@ -166,7 +178,11 @@ export function watchProcess(
       });
     });
   });
-  return { pid, stdout: child.stdout, stderr: child.stderr, done, kill };
+  const unref = (): void => {
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+  };
+  return { pid, stdin: child.stdin, stdout: child.stdout, stderr: child.stderr, done, kill, unref };
 }
 
 /** Runs to completion and collects the output; for short commands (tests, git helpers). */

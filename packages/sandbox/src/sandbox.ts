@@ -161,7 +161,13 @@ export class Sandbox {
       // Resolved like file paths: no escape through `..` or symlinks, and a clear error if missing.
       const { rel: cwd } = await this.fs.resolve(opts.cwd ?? '');
       if ((await this.fs.stat(cwd)).type !== 'dir') throw new SandboxPathError(opts.cwd ?? '', 'is not a directory');
-      const { child, ...containment } = await this.handle.spawn({ command, cwd, env: mergeEnv(opts.env), ...(opts.network ? { network: true } : {}) });
+      const { child, ...containment } = await this.handle.spawn({
+        command,
+        cwd,
+        env: mergeEnv(opts.env),
+        ...(opts.network ? { network: true } : {}),
+        ...(opts.stdin ? { stdin: true } : {}),
+      });
       // Registered before the first await after spawn, so a discard cannot miss it.
       let proc: ExecProcess | undefined;
       proc = watchProcess(

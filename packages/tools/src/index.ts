@@ -18,3 +18,4 @@ export { READ_LIMITS } from './read-file.js';
 export { GREP_LIMITS } from './grep-results.js';
 export { LIST_LIMIT } from './list-files.js';
 export { stripAnsi } from './ansi.js';
+export { clipOutput } from './output-buffer.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OUTPUT_LIMITS } from './options.js';
-import { OutputBuffer } from './output-buffer.js';
+import { clipOutput, OutputBuffer } from './output-buffer.js';
 
 const small = { ...DEFAULT_OUTPUT_LIMITS, headLines: 3, tailLines: 2, maxLineChars: 10 };
 
@@ -57,5 +57,15 @@ describe('OutputBuffer', () => {
     expect(b.take()).toBe('[binary output: 20 characters on 1 line, not shown]');
     b.write('stdout', 'caf\ufffd au lait, bad-\ufffd\ufffd-name.txt\n');
     expect(b.rest()).toBe('caf\ufffd au lait, bad-\ufffd\ufffd-name.txt');
+  });
+});
+
+describe('clipOutput', () => {
+  it('keeps a short text as it is and cuts a long one to its head and tail, saying how much is left out', () => {
+    expect(clipOutput('one\ntwo\n')).toBe('one\ntwo');
+    const lines = Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n');
+    const clipped = clipOutput(lines, { headLines: 3, tailLines: 2 });
+    expect(clipped).toBe('line 0\nline 1\nline 2\n[... 95 lines of output omitted ...]\nline 98\nline 99');
+    expect(clipOutput('x'.repeat(50), { maxLineChars: 10 })).toBe(`${'x'.repeat(10)}… [40 more characters]`);
   });
 });

@@ -1,5 +1,5 @@
 import { cleanLine, looksBinary, visibleText } from './ansi.js';
-import type { OutputLimits } from './options.js';
+import { DEFAULT_OUTPUT_LIMITS, type OutputLimits } from './options.js';
 import { clipLine, plural } from './text-lines.js';
 
 /**
@@ -140,4 +140,16 @@ export class OutputBuffer {
       this.droppedLines++;
     }
   }
+}
+
+/**
+ * A whole text (another tool's answer) cut the way command output is: its first lines, then a
+ * count of the lines left out, then its last lines; long lines clipped, terminal escapes and
+ * binary runs removed. Limits not given are those of command output.
+ */
+export function clipOutput(text: string, limits: OutputLimits = {}): string {
+  const buffer = new OutputBuffer({ ...DEFAULT_OUTPUT_LIMITS, ...limits });
+  buffer.write('stdout', text);
+  buffer.flushPartials();
+  return buffer.rest();
 }

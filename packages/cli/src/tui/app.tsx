@@ -86,6 +86,7 @@ export function App({ store, controller, animate = true }: AppProps) {
           key={approval.id}
           command={approval.command}
           {...(approval.kind ? { kind: approval.kind } : {})}
+          {...(approval.server ? { server: approval.server } : {})}
           from={approval.threadId === state.rootThreadId ? 'The agent' : (state.threads.find((t) => t.id === approval.threadId)?.label ?? 'A child thread')}
           isActive={keyboard}
           onAnswer={(allow) => answerCommand(ctx, approval, allow)}

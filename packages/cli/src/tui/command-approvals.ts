@@ -11,7 +11,10 @@ export type ApprovalEvent = { type: 'open'; approval: CommandApproval } | { type
  */
 export interface CommandApprovals {
   /** Pass as AgentSession's `askUncontained`. */
-  ask(request: { threadId: string; command: string; kind?: CommandApproval['kind'] }, signal: AbortSignal): Promise<boolean>;
+  ask(
+    request: { threadId: string; command: string; kind?: CommandApproval['kind']; server?: CommandApproval['server'] },
+    signal: AbortSignal,
+  ): Promise<boolean>;
   /** Questions open now, then every change; returns the unsubscribe function. */
   onEvent(listener: (event: ApprovalEvent) => void): () => void;
   /** The user's answer; an unknown or withdrawn id is ignored (the question is gone already). */
@@ -40,6 +43,7 @@ export function createCommandApprovals(): CommandApprovals {
           threadId: request.threadId,
           command: request.command,
           ...(request.kind ? { kind: request.kind } : {}),
+          ...(request.server ? { server: request.server } : {}),
         };
         const withdraw = () => close(approval.id, false);
         signal.addEventListener('abort', withdraw, { once: true });

@@ -1,9 +1,12 @@
 import { Box, Text, useInput } from 'ink';
+import type { CommandApproval } from './controller.js';
 
 export interface CommandConfirmProps {
   command: string;
   /** What is asked (see CommandApproval.kind). */
-  kind?: 'uncontained' | 'network';
+  kind?: CommandApproval['kind'];
+  /** For an MCP server: which, defined where. */
+  server?: CommandApproval['server'];
   /** Who asks: "the agent", or a child thread's label. */
   from: string;
   /** Called once with the user's answer: y runs it, n (or Esc) declines. */
@@ -12,7 +15,7 @@ export interface CommandConfirmProps {
 }
 
 /** Asks yes or no before a command runs where the sandbox can't confine it. */
-export function CommandConfirm({ command, kind = 'uncontained', from, onAnswer, isActive }: CommandConfirmProps) {
+export function CommandConfirm({ command, kind = 'uncontained', server, from, onAnswer, isActive }: CommandConfirmProps) {
   useInput(
     (input, key) => {
       if (input === 'y' || input === 'Y') onAnswer(true);
@@ -20,6 +23,25 @@ export function CommandConfirm({ command, kind = 'uncontained', from, onAnswer, 
     },
     { isActive },
   );
+  if (kind === 'mcp-server' && server) {
+    return (
+      <Box flexDirection="column" borderStyle="round" borderColor="yellow" paddingX={1}>
+        <Text color="yellow" bold>
+          Start the MCP server "{server.name}"? This repository defines it ({server.file}).
+        </Text>
+        <Text>{server.transport === 'http' ? command : `$ ${command}`}</Text>
+        <Text color="gray">
+          {server.transport === 'http'
+            ? 'The agent could send its calls to this URL, from your machine.'
+            : "It would run a program on your machine, in the session's sandbox: it writes only to the agent's copy of the repository (reviewed like the agent's changes) and a private /tmp, can't see your credentials, and has the network."}{' '}
+          Your answer is remembered for this definition in your config.
+        </Text>
+        <Text>
+          <Text bold>y</Text> start it · <Text bold>n</Text> don't
+        </Text>
+      </Box>
+    );
+  }
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="yellow" paddingX={1}>
       <Text color="yellow" bold>

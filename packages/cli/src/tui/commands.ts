@@ -77,6 +77,10 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
         const s = store.getState();
         return say(ctx, costReport(rows, s.pricing, s.status.sessionId));
       }
+      case 'mcp': {
+        const { mcpReport } = await import('./mcp-report.js');
+        return say(ctx, mcpReport(await controller.mcpStatus()));
+      }
       case 'refresh': {
         if (store.getState().userEdited.length === 0) return say(ctx, 'You have not edited any file since the session began: nothing to refresh.');
         const outcome = await controller.refreshBase();

@@ -1,3 +1,4 @@
+import type { McpServerStatus } from '@infinity-code/mcp';
 import type { Observer, ThreadUsage } from '@infinity-code/runtime';
 import type { Pricing } from '../pricing.js';
 import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
@@ -47,8 +48,12 @@ export interface CommandApproval {
   /**
    * 'uncontained' (default): it would run without confinement. 'network': it failed without
    * network (the sandbox has none) and would run again with the machine's network.
+   * 'mcp-server': the repository defines an MCP server (`command` is its command line or URL)
+   * that would start; the answer is remembered.
    */
-  kind?: 'uncontained' | 'network';
+  kind?: 'uncontained' | 'network' | 'mcp-server';
+  /** For 'mcp-server': which server, defined where. */
+  server?: { name: string; file: string; transport: 'stdio' | 'http' };
 }
 
 /** The user's edits to the working tree, as the session's watcher sees them. */
@@ -116,4 +121,6 @@ export interface TuiController {
   onCommandApproval(open: (approval: CommandApproval) => void, closed: (id: string) => void): () => void;
   /** The user's answer to a command approval: run it, or tell the agent the user declined. */
   answerCommand(id: string, allow: boolean): void;
+  /** The session's MCP servers with their state and tools (`/mcp`). */
+  mcpStatus(): Promise<McpServerStatus[]>;
 }

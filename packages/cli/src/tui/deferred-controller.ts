@@ -50,5 +50,6 @@ export function deferredController(ready: Promise<TuiController>): TuiController
       later((c) => c.onCommandApproval(open, closed)),
     // Only a question the live session asked can be answered.
     answerCommand: (id, allow) => live?.answerCommand(id, allow),
+    mcpStatus: async () => (await ready).mcpStatus(),
   };
 }

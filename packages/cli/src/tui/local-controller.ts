@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { McpServerStatus } from '@infinity-code/mcp';
 import type { LocalSystem } from '@infinity-code/runtime';
 import type { CommandApprovals } from './command-approvals.js';
 import type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, UserEditsUpdate } from './controller.js';
@@ -23,6 +24,8 @@ export interface SessionHooks {
   refreshBase?(): Promise<ReviewOutcome>;
   /** Release the session; defaults to closing the system. */
   quit?(): Promise<void>;
+  /** The session's MCP servers (`/mcp`); none by default. */
+  mcpStatus?(): Promise<McpServerStatus[]>;
 }
 
 export interface LocalControllerOptions {
@@ -84,6 +87,7 @@ export function localController({ system, rootThreadId, reviews, approvals, hook
     onCommandApproval: (open, closed) =>
       approvals ? approvals.onEvent((e) => (e.type === 'open' ? open(e.approval) : closed(e.id))) : () => {},
     answerCommand: (id, allow) => approvals?.answer(id, allow),
+    mcpStatus: () => (hooks.mcpStatus ? hooks.mcpStatus() : Promise.resolve([])),
     async resolveReview(request, decision) {
       if (request.kind === 'report') {
         if (!reviews) throw new Error('no review is waiting');

@@ -16,7 +16,14 @@ export interface RunTuiOptions {
    * The session opening in the background: the first frame is drawn at once, the backend shown
    * when it is known, and a failure to open reported in the transcript.
    */
-  ready?: Promise<{ backend: string; history?: readonly HistoryMessage[] }>;
+  ready?: Promise<{
+    backend: string;
+    history?: readonly HistoryMessage[];
+    /** Said once the session is open (a definition left out of .mcp.json, say). */
+    notices?: readonly string[];
+    /** Later notices (an MCP server that failed); returns the unsubscribe function. */
+    onNotice?: (notify: (text: string, level: 'info' | 'error') => void) => () => void;
+  }>;
 }
 
 /**
@@ -26,9 +33,11 @@ export interface RunTuiOptions {
 export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<void> {
   const store = createUiStore(controller, info);
   opts.ready?.then(
-    ({ backend, history }) => {
+    ({ backend, history, notices, onNotice }) => {
       if (history && history.length > 0) store.dispatch({ type: 'ui:history', messages: history });
       store.dispatch({ type: 'ui:backend', backend });
+      for (const text of notices ?? []) store.dispatch({ type: 'ui:notice', level: 'error', text });
+      onNotice?.((text, level) => store.dispatch({ type: 'ui:notice', level, text }));
     },
     (err: unknown) =>
       store.dispatch({

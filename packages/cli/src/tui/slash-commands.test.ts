@@ -3,7 +3,7 @@ import { complete, helpText, parseSlash } from './slash-commands.js';
 
 describe('slash commands', () => {
   it('parses every command, with /model taking an optional id', () => {
-    for (const name of ['help', 'quit', 'new', 'sessions', 'stop', 'diff', 'compact', 'cost']) {
+    for (const name of ['help', 'quit', 'new', 'sessions', 'stop', 'diff', 'compact', 'cost', 'mcp']) {
       expect(parseSlash(`/${name}`)).toEqual({ kind: 'command', command: { name } });
     }
     expect(parseSlash('/model')).toEqual({ kind: 'command', command: { name: 'model' } });
@@ -28,6 +28,7 @@ describe('slash commands', () => {
     expect(complete('/s')).toEqual({ value: '/s', candidates: ['sessions', 'stop'] });
     expect(complete('/c')).toEqual({ value: '/co', candidates: ['cost', 'compact'] });
     expect(complete('/')).toMatchObject({ value: '/', candidates: expect.arrayContaining(['help', 'diff']) });
+    expect(complete('/m')).toEqual({ value: '/m', candidates: ['model', 'mcp'] });
     expect(complete('/zz')).toEqual({ value: '/zz', candidates: [] });
     expect(complete('/model cl')).toEqual({ value: '/model cl', candidates: [] });
     expect(complete('hello')).toEqual({ value: 'hello', candidates: [] });
@@ -35,7 +36,7 @@ describe('slash commands', () => {
 
   it('documents every command and the keys', () => {
     const help = helpText();
-    for (const name of ['/help', '/quit', '/new', '/sessions', '/model [id]', '/cost', '/stop', '/diff', '/compact']) expect(help).toContain(name);
+    for (const name of ['/help', '/quit', '/new', '/sessions', '/model [id]', '/cost', '/stop', '/diff', '/compact', '/mcp']) expect(help).toContain(name);
     expect(help).toContain('Ctrl+C twice quit');
   });
 });

@@ -10,7 +10,8 @@ export type SlashCommand =
   | { name: 'stop' }
   | { name: 'diff' }
   | { name: 'compact' }
-  | { name: 'refresh' };
+  | { name: 'refresh' }
+  | { name: 'mcp' };
 
 export type SlashName = SlashCommand['name'];
 
@@ -25,6 +26,7 @@ export const COMMANDS: ReadonlyArray<{ name: SlashName; args?: string; help: str
   { name: 'diff', help: "review the session's changes and apply them to your working tree" },
   { name: 'compact', help: 'summarise the conversation to free context' },
   { name: 'refresh', help: 'let the agent see the files you edited since the session began' },
+  { name: 'mcp', help: 'list the MCP servers with their state and tools' },
 ];
 
 const ALIASES: Readonly<Record<string, SlashName>> = { exit: 'quit', q: 'quit', clear: 'new', '?': 'help' };

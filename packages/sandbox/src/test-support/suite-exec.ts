@@ -117,6 +117,21 @@ export function registerExecTests(s: SuiteContext): void {
     await expect(sb.exec('true', { cwd: '../..' })).rejects.toMatchObject({ code: 'path-escape' });
   });
 
+  it('with stdin: true a command reads what is written to its standard input; without, it reads nothing', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    const echo = await sb.exec('while read -r line; do echo "got $line"; done', { stdin: true });
+    let out = '';
+    echo.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    echo.stdin!.write('one\ntwo\n');
+    echo.stdin!.end();
+    expect(await echo.done).toMatchObject({ exitCode: 0 });
+    expect(out).toBe('got one\ngot two\n');
+    const closed = await sb.run('cat; echo "end"');
+    expect(closed).toMatchObject({ exitCode: 0, stdout: 'end\n' });
+  });
+
   it('cancelling through the abort signal kills the whole process group', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const session = await s.open(repo);
