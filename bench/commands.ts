@@ -22,7 +22,7 @@ function makeRepo(): string {
 }
 
 function quantile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
 async function measure(backend: BackendName): Promise<void> {

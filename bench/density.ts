@@ -34,12 +34,12 @@ const SLEEP_UNTIL = {
   timezone: 'UTC',
 };
 
-const CHUNK = 'x'.repeat(93) + ' '; // 12 x 94 = 1,128 characters per completion, as the reference
+const CHUNK = 'x'.repeat(93) + ' '; // 12 x 94 = 1,128 characters per completion, as hydro-project/infinity's benchmark
 const REPLY = CHUNK.repeat(12);
 const TOOL_OUTPUT = 'ok '.repeat(113) + '\n'; // ~340 characters
 
 function brain(r: CompletionRequest) {
-  const last = r.messages[r.messages.length - 1]!;
+  const last = r.messages[r.messages.length - 1];
   const first = last.content[0];
   if (first?.type === 'text' && first.text === 'settle') return { text: 'Watching.', toolCall: { name: 'watch', input: {} } };
   if (first?.type === 'tool_result' && first.content[0]?.type === 'text' && first.content[0].text === 'watching') {

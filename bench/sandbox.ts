@@ -48,7 +48,7 @@ function makeRepo(root: string, files: number): void {
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
+  return s[Math.floor(s.length / 2)];
 }
 
 const ms = (t0: number): number => performance.now() - t0;
@@ -126,14 +126,14 @@ async function benchBackend(backend: BackendName, repo: string, files: number): 
     const originals = edited.map((p) => readFileSync(join(repo, p)));
     let refreshMs: number;
     try {
-      edited.forEach((p, i) => writeFileSync(join(repo, p), `${originals[i]!.toString()}// edited by the user\n`));
+      edited.forEach((p, i) => writeFileSync(join(repo, p), `${originals[i].toString()}// edited by the user\n`));
       writeFileSync(join(repo, 'user-added.ts'), 'export const added = true;\n');
       t0 = performance.now();
       const refresh = await session.refreshBase();
       refreshMs = ms(t0);
       if (refresh.files.length !== 11) throw new Error(`expected an 11-file refresh, got ${refresh.files.length}`);
     } finally {
-      edited.forEach((p, i) => writeFileSync(join(repo, p), originals[i]!));
+      edited.forEach((p, i) => writeFileSync(join(repo, p), originals[i]));
       rmSync(join(repo, 'user-added.ts'), { force: true });
     }
 

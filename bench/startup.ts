@@ -32,7 +32,7 @@ if (bundle === undefined || (built !== undefined && bundle < built)) {
 const RUNS = Number(process.env.RUNS ?? 9);
 const PROMPT = 'Ask for a change';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
 const sessionAlive = (name: string) => {
   try { execFileSync('tmux', ['has-session', '-t', name], { stdio: 'ignore' }); return true; } catch { return false; }
@@ -73,7 +73,7 @@ async function firstFrameMs(repo: string, home: string, scratch: string, run: nu
     const drawn = new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no TUI frame after 20 s:\n${stripVTControlCharacters(seen)}`)), 20_000);
       output.on('data', (chunk) => {
-        seen += chunk;
+        seen += String(chunk);
         if (t0 > 0 && stripVTControlCharacters(seen).includes(PROMPT)) {
           clearTimeout(timer);
           resolve(performance.now() - t0);

@@ -67,7 +67,7 @@ async function gitRepo(): Promise<string> {
     ['add', '-A'],
     ['-c', 'user.email=bench@example.com', '-c', 'user.name=bench', 'commit', '-qm', 'init'],
   ]) {
-    await new Promise<void>((resolve, reject) => execFile('git', args, { cwd: dir }, (e) => (e ? reject(e) : resolve())));
+    await new Promise<void>((resolve, reject) => execFile('git', args, { cwd: dir }, (e) => (e ? reject(new Error(e.message)) : resolve())));
   }
   return dir;
 }
@@ -194,7 +194,7 @@ function shareOf(body: FakeRequestBody): number[] {
   const me = (threadStackOf(body) ?? []).at(-1)!;
   const own = JSON.stringify(messages(body).find((m) => JSON.stringify(m.content).includes(`Your thread ID is ${me}`)) ?? '');
   const i = Number(/Share (\d)/.exec(own)?.[1] ?? 0);
-  return SHARES[i]!;
+  return SHARES[i];
 }
 
 const singleBrain: FakeBrain = (body) => {
@@ -287,8 +287,8 @@ async function run(name: string, task: string, brain: FakeBrain): Promise<Figure
     const seenChildren = new Set<string>();
     for (const r of api.requests) {
       const stack = threadStackOf(r.body) ?? [];
-      if (stack.length !== 2 || seenChildren.has(stack[1]!) || !r.usage) continue;
-      seenChildren.add(stack[1]!);
+      if (stack.length !== 2 || seenChildren.has(stack[1]) || !r.usage) continue;
+      seenChildren.add(stack[1]);
       f.childPrefixRead.push(inheritedRead(r));
     }
     for (const r of api.requests) {

@@ -42,12 +42,12 @@ function makeRepo(root: string, files: number): void {
   git(root, 'commit', '-q', '-m', 'bench repository');
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (x: number): string => x.toFixed(1);
 
 /** A thread that makes one tool call per user message (the JSON of the message). */
 function callBrain(r: CompletionRequest) {
-  const last = r.messages[r.messages.length - 1]!;
+  const last = r.messages[r.messages.length - 1];
   const block = last.content[0];
   if (last.role === 'user' && block?.type === 'text') {
     const call = JSON.parse(block.text) as { name: string; input: Record<string, unknown> };
@@ -59,7 +59,7 @@ function callBrain(r: CompletionRequest) {
 async function main(): Promise<void> {
   const repo = realpathSync(mkdtempSync(join(tmpdir(), 'ic-bench-tools-repo-')));
   const stateDir = mkdtempSync(join(tmpdir(), 'ic-bench-tools-state-'));
-  let t0 = performance.now();
+  const t0 = performance.now();
   makeRepo(repo, FILES);
   process.stderr.write(`repo with ${FILES} files generated in ${fmt(performance.now() - t0)} ms\n`);
   const backend = process.env.BACKEND as BackendName | undefined;

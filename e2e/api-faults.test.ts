@@ -155,7 +155,7 @@ function decide(isRoot: boolean, task: string, id: string, stack: string[], mess
   const own = isRoot ? mine.length : mine.filter((t) => t.includes(` of ${task}:`)).length;
   if (isRoot) {
     if (own < CHILDREN.length) {
-      const c = CHILDREN[own]!;
+      const c = CHILDREN[own];
       return {
         text: `Turn ${own} of root: delegating ${c}.`,
         toolUse: { name: 'spawn_thread', input: { instructions: `Work in ${c}/ for ${CHILD_TURNS} turns.`, child_of: stack } },
@@ -249,7 +249,7 @@ describe(`API faults: a ${TOTAL}-turn session (root + ${CHILDREN.length} childre
   });
 
   it('the stored history is well formed: each tool_use answered once, each turn stored once and whole', async () => {
-    const sessionId = (JSON.parse(readFileSync(join(o.repo, '.infinity', 'sessions.json'), 'utf8')) as Array<{ id: string }>)[0]!.id;
+    const sessionId = (JSON.parse(readFileSync(join(o.repo, '.infinity', 'sessions.json'), 'utf8')) as Array<{ id: string }>)[0].id;
     const childIds = [...new Set(o.api.requests.map((q) => threadOf(q.body)).filter((t) => t.stack.length === 2).map((t) => t.id))];
     expect(childIds).toHaveLength(CHILDREN.length);
     const store = new SqliteStore({ path: join(o.repo, '.infinity', 'state.db') });
@@ -289,6 +289,6 @@ describe(`API faults: a ${TOTAL}-turn session (root + ${CHILDREN.length} childre
     const lines = o.r.stdout.split('\n').filter((l) => l !== '');
     const expected = [...Array.from({ length: ROOT_TURNS }, (_, k) => new RegExp(`^Turn ${k} of root: [a-z ]+\\.$`)), new RegExp(`^${FINAL}$`)];
     expect(lines.length, o.r.stdout).toBe(expected.length);
-    lines.forEach((l, i) => expect(l).toMatch(expected[i]!));
+    lines.forEach((l, i) => expect(l).toMatch(expected[i]));
   });
 });

@@ -38,7 +38,7 @@ function brain(home: string) {
   const steps = plan(home);
   return (body: FakeRequestBody): FakeReply => {
     const i = toolCalls((body.messages ?? []) as Msg[]).length;
-    return i < steps.length ? { ...steps[i]!, chunks: 2 } : { text: 'All done.' };
+    return i < steps.length ? { ...steps[i], chunks: 2 } : { text: 'All done.' };
   };
 }
 
@@ -99,8 +99,8 @@ describe('what --yes applies', () => {
     const leftOut = result.left_out as Array<{ path: string; rule: string; reason: string; size?: number; target?: string }>;
     expect(leftOut.map((l) => l.path).sort()).toEqual(Object.keys(EXPECTED_LEFT_OUT).sort());
     for (const l of leftOut) {
-      expect(l.rule, l.path).toBe(EXPECTED_LEFT_OUT[l.path]!.rule);
-      expect(l.reason, l.path).toMatch(EXPECTED_LEFT_OUT[l.path]!.reason);
+      expect(l.rule, l.path).toBe(EXPECTED_LEFT_OUT[l.path].rule);
+      expect(l.reason, l.path).toMatch(EXPECTED_LEFT_OUT[l.path].reason);
     }
     expect(leftOut.find((l) => l.path === 'big.bin')!.size).toBe(BIG);
     expect(leftOut.find((l) => l.path === 'ssh-link')!.target).toBe(`${home}/.ssh`);
@@ -143,7 +143,7 @@ describe('without --yes', () => {
       expect(line, path).toBeDefined();
       expect(line!.slice(`  ${path} — `.length), path).toMatch(reason);
     }
-    const patchFile = /The patch is at (\S+?);/.exec(r.stderr)![1]!;
+    const patchFile = /The patch is at (\S+?);/.exec(r.stderr)![1];
     const patch = readFileSync(join(repo, patchFile), 'utf8');
     expect(patch.match(/^diff --git .*$/gm)).toEqual(['diff --git a/.gitignore b/.gitignore', 'diff --git a/a.txt b/a.txt']);
     expect(patch.length).toBeLessThan(2000);

@@ -1,6 +1,6 @@
 // Issue 7, scenario 6: bad user input. Unknown flags, empty tasks, invalid config files, a
 // repository with no commits or with a merge in progress: each gives one clear paragraph and the
-// documented exit code (DESIGN §5: 2 usage, 3 config), never a stack trace, and never touches the
+// documented exit code (docs/architecture.md, *CLI contracts*: 2 usage, 3 config), never a stack trace, and never touches the
 // model or the user's tree when it refuses.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -86,7 +86,7 @@ describe('bad flags and arguments: exit 2 with one paragraph, the model never ca
     expect(r.stderr).toMatch(/no-such-session/);
     expectOneParagraph(r.stderr);
     for (const flag of r.stderr.match(/infinity-code (--?[a-z][\w-]*)/g) ?? []) {
-      const suggested = await run([flag.split(' ')[1]!], { cwd: repo, env: env() });
+      const suggested = await run([flag.split(' ')[1]], { cwd: repo, env: env() });
       expect(suggested.stderr, `the suggested \`${flag}\``).not.toMatch(/unknown option/);
     }
   });

@@ -37,7 +37,7 @@ describe('headless runs of the built CLI', () => {
     expect(lines.filter((l) => l.type === 'event' && l.subtype === 'report')).toHaveLength(2);
     // Claude Code's shapes: the tools in init, replies as Messages API content, results as user
     // messages, and a child's messages tied to the spawn_thread call that started it.
-    expect(lines[0]!.tools).toEqual(expect.arrayContaining(['spawn_thread', 'read_file', 'edit_file', 'execute_command']));
+    expect(lines[0].tools).toEqual(expect.arrayContaining(['spawn_thread', 'read_file', 'edit_file', 'execute_command']));
     type Msg = { message: { content: Array<{ type: string; id?: string; name?: string; tool_use_id?: string }> }; thread_id: string; parent_tool_use_id: string | null };
     const assistant = lines.filter((l) => l.type === 'assistant') as unknown as Msg[];
     const spawns = assistant.flatMap((l) => l.message.content.filter((b) => b.type === 'tool_use' && b.name === 'spawn_thread').map((b) => b.id));

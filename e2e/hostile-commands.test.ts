@@ -26,7 +26,7 @@ async function runCommands(repo: string, commands: string[], extraEnv: Record<st
   const api = await fakeApi((messages) => {
     const done = toolCalls(messages).filter((c) => c.name === 'execute_command').length;
     if (done > 0) results[done - 1] = lastResult(messages)?.text ?? '';
-    return done < commands.length ? call('execute_command', { command: commands[done]! }) : { text: 'Done.' };
+    return done < commands.length ? call('execute_command', { command: commands[done] }) : { text: 'Done.' };
   });
   const mark = runMark();
   const r = await run(['-p', 'Run the commands.', '--output-format', 'stream-json'], {
@@ -110,7 +110,7 @@ describe('hostile commands', () => {
           // Still running (it went to the background after 1 s): the scan must see it, or the
           // checks below prove nothing.
           observed.stubbornSeenRunning = processesMatching(stubborn).length;
-          return call('cancel_subscription', { tool_call_id: calls[1]!.id });
+          return call('cancel_subscription', { tool_call_id: calls[1].id });
         }
         case 3:
           observed.cancelResult = last?.text;

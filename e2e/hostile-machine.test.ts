@@ -83,7 +83,7 @@ describe('a hostile model against the machine', () => {
         const messages = (body.messages ?? []) as Msg[];
         const done = toolCalls(messages).length;
         if (done > 0) results[done - 1] = lastResult(messages)?.text ?? '';
-        if (done < commands.length) return { toolUse: { name: 'execute_command', input: { command: commands[done]! } } } satisfies FakeScript;
+        if (done < commands.length) return { toolUse: { name: 'execute_command', input: { command: commands[done] } } } satisfies FakeScript;
         if (done === commands.length) return { toolUse: { name: 'create_file', input: { path: 'fixed.txt', content: 'the legitimate fix\n' } } };
         return { text: 'Done.' };
       },

@@ -91,6 +91,7 @@ function steps(outside: string): Step[] {
         expect(a.text.length).toBeLessThan(100_000);
         expect(a.text).toMatch(/\[binary output: \d+ characters on \d+ lines?, not shown\]/);
         // Nothing that acts on a terminal or means nothing to a model: no NUL, no control bytes.
+        // eslint-disable-next-line no-control-regex -- control characters are what this checks for
         expect(a.text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
         expect(a.text).toContain('BINARY-DONE');
         expect(a.text).toMatch(/\[exit code: 0\]/);
@@ -149,7 +150,7 @@ function hostileBrain(plan: Step[]) {
       return { toolUse: { name: 'sleep_until_event_or_input', input: {} } };
     }
     const i = own.length;
-    if (i < plan.length) return { ...plan[i]!.reply, text: `Step ${i}: ${plan[i]!.name}.` };
+    if (i < plan.length) return { ...plan[i].reply, text: `Step ${i}: ${plan[i].name}.` };
     if (i === plan.length) {
       return { text: 'Now a real edit.', toolUse: { name: 'edit_file', input: { path: 'a.txt', old_str: 'alpha', new_str: 'ALPHA' } } };
     }
@@ -184,7 +185,7 @@ beforeAll(async () => {
   // Fisher-Yates with the seeded generator: the order differs per seed and repeats per seed.
   for (let i = plan.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
-    [plan[i], plan[j]] = [plan[j]!, plan[i]!];
+    [plan[i], plan[j]] = [plan[j], plan[i]];
   }
   api = await startFakeMessagesApi({ brain: hostileBrain(plan) });
 });
@@ -220,7 +221,7 @@ describe('hostile model output', () => {
     const own = stepCalls(messages);
     expect(own).toHaveLength(plan.length + 1);
     plan.forEach((step, i) => {
-      const answer = answerOf(messages, own[i]!.id);
+      const answer = answerOf(messages, own[i].id);
       if (process.env.E2E_DUMP) console.log(`--- ${step.name}\n${answer.text.slice(0, 700)}`);
       try {
         step.check(answer);

@@ -32,7 +32,7 @@ const call = (name: string, input: Record<string, unknown>): FakeScript => ({ to
 /** A model that runs `commands` in turn (each after the previous answered), then says "Done.". */
 const commandsBrain = (commands: string[]) => (messages: Msg[]) => {
   const done = toolCalls(messages).filter((c) => c.name === 'execute_command').length;
-  return done < commands.length ? call('execute_command', { command: commands[done]! }) : { text: 'Done.' };
+  return done < commands.length ? call('execute_command', { command: commands[done] }) : { text: 'Done.' };
 };
 
 /** A home whose user config holds `config`. */

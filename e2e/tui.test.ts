@@ -126,7 +126,7 @@ describe('the TUI in a real terminal', () => {
       // The parent heard the decision once, with both files accepted.
       const toParent = after.filter((r) => /Accepted[^"]*colors\.txt/.test(bodyText(r.body)));
       expect(toParent.length).toBeGreaterThan(0);
-      expect(bodyText(toParent[0]!.body)).toMatch(/Accepted[^"]*sizes\.txt/);
+      expect(bodyText(toParent[0].body)).toMatch(/Accepted[^"]*sizes\.txt/);
       expect(bodyText(api.requests.at(-1)!.body).match(/The user reviewed these changes/g)).toHaveLength(1);
       // Still nothing in the working tree: that takes /diff.
       expect(readFileSync(join(repo, 'colors.txt'), 'utf8')).toBe('colour one\n');

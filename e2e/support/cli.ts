@@ -48,7 +48,7 @@ export function startCli(args: string[], opts: StartOptions): Started {
   const stdinFd = opts.stdinFile === undefined ? 'ignore' : openSync(opts.stdinFile, 'r');
   const node = [process.execPath, ...(opts.nodeArgs ?? []), BIN];
   const argv = [...(opts.wrapper ?? []), ...(opts.program === undefined ? node : [opts.program]), ...args];
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, env, stdio: [stdinFd, 'pipe', 'pipe'] });
+  const child = spawn(argv[0], argv.slice(1), { cwd: opts.cwd, env, stdio: [stdinFd, 'pipe', 'pipe'] });
   if (typeof stdinFd === 'number') closeSync(stdinFd);
   let stdout = '';
   let stderr = '';

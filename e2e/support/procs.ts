@@ -27,7 +27,7 @@ export function procInfo(pid: number): ProcInfo | undefined {
     // The command name may hold spaces and parentheses; the fields resume after the last ')'.
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
-    return { pid, state: f[0]!, ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]), cmdline };
+    return { pid, state: f[0], ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]), cmdline };
   } catch {
     return undefined; // gone meanwhile
   }

@@ -26,7 +26,7 @@ export function seeded(seed: number): Rng {
     next,
     int: (n) => Math.floor(next() * n),
     chance: (p) => next() < p,
-    pick: (items) => items[Math.floor(next() * items.length)]!,
+    pick: (items) => items[Math.floor(next() * items.length)],
   };
 }
 

@@ -96,7 +96,7 @@ describe('infinity-code command line', () => {
       });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe('Hello from the fake model.\n');
-      expect(api.requests[0]!.body.model).toBe('claude-test');
+      expect(api.requests[0].body.model).toBe('claude-test');
       expect(existsSync(join(dir, '.infinity', 'state.db'))).toBe(true);
     } finally {
       await api.close();

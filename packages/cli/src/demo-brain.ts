@@ -72,7 +72,7 @@ function rootTurn(stack: string[], messages: readonly HistoryMessage[]): Scripte
 
 /** The closing answer, true to what the review decided (a rejected file is named with its reason). */
 function summary(all: string): string {
-  const rejected = new Map([...all.matchAll(/Rejected ([^\s#]+)#\d+: ([^\n]*?)\.?$/gm)].map((m) => [m[1]!, m[2]!]));
+  const rejected = new Map([...all.matchAll(/Rejected ([^\s#]+)#\d+: ([^\n]*?)\.?$/gm)].map((m) => [m[1], m[2]]));
   const changes = [
     { file: 'greet.js', what: 'greet() now says "Hello, <name>!"' },
     { file: 'farewell.js', what: 'farewell.js adds farewell(name)' },

@@ -4,7 +4,7 @@ const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000 } as const;
 export function parseDuration(text: string): number | undefined {
   const m = /^(\d+(?:\.\d+)?)\s*([smh]?)$/i.exec(text.trim());
   if (!m) return undefined;
-  const ms = Math.round(Number(m[1]) * UNIT_MS[(m[2]!.toLowerCase() || 's') as keyof typeof UNIT_MS]);
+  const ms = Math.round(Number(m[1]) * UNIT_MS[(m[2].toLowerCase() || 's') as keyof typeof UNIT_MS]);
   return ms > 0 ? ms : undefined;
 }
 

@@ -1,4 +1,4 @@
-/** Process exit codes (DESIGN §5); scripts rely on them. */
+/** Process exit codes (docs/architecture.md, *CLI contracts*); scripts rely on them. */
 export const EXIT = {
   ok: 0,
   failed: 1,

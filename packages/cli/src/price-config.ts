@@ -15,7 +15,7 @@ export function parsePriceSettings(value: unknown, file: string): PriceSettings 
     );
   }
   const out: Record<string, PriceSetting> = {};
-  for (const [model, spec] of Object.entries(value)) {
+  for (const [model, spec] of Object.entries(value as Record<string, unknown>)) {
     const where = `"prices.${model}"`;
     if (model.trim() === '') throw new UserError(`In ${file}, "prices" has an empty model name. ${fix}`, EXIT.config);
     if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {

@@ -62,7 +62,7 @@ export interface Outcome {
   unreported: Array<{ threadId: string; files: string[] }>;
 }
 
-/** Exit code and status from what happened, in order of precedence (DESIGN §5). */
+/** Exit code and status from what happened, in order of precedence (docs/architecture.md, *CLI contracts*). */
 export function decide(tally: RunTally, o: Outcome): { status: RunStatus; code: ExitCode } {
   if (o.interrupted) return { status: 'interrupted', code: EXIT.interrupted };
   // A rejected key, or an API address that could never be reached: the user's settings to fix.

@@ -89,7 +89,7 @@ export function isReviewDiff(value: unknown): value is ReviewDiff {
         typeof file.status === 'string' &&
         STATUSES.has(file.status) &&
         strings(file.decisionIds) &&
-        (file.decisionIds as string[]).length > 0 &&
+        (file.decisionIds).length > 0 &&
         optionalString(file.oldMode) &&
         optionalString(file.newMode) &&
         optionalString(file.linkTarget) &&

@@ -141,7 +141,7 @@ describe('reviewing a Latin-1 file hunk by hunk', () => {
       const ids = found.review.files.flatMap((f) => allHunkIds({ files: [f] }));
       expect(ids).toEqual(['menu.txt#0', 'menu.txt#1']);
       const [accept, reject] = kept === 'first' ? ids : [...ids].reverse();
-      const result = await settleChildDiff(sandboxes, child, found.diff, { accepted: [accept!], rejected: [{ id: reject!, reason: 'not that one' }] });
+      const result = await settleChildDiff(sandboxes, child, found.diff, { accepted: [accept], rejected: [{ id: reject, reason: 'not that one' }] });
       expect(result).toMatchObject({ clean: true, conflicts: [] });
       expect((await root.readFile('menu.txt')).equals(expected)).toBe(true);
 

@@ -75,7 +75,7 @@ export function parseSandboxConfig(value: unknown, file: string): Partial<Sandbo
       return resolve(p);
     });
   const out: Partial<SandboxConfig> = {};
-  for (const [key, v] of Object.entries(value)) {
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
     switch (key) {
       case 'network': {
         const want = '"off", "on" or a list of domains like ["registry.npmjs.org"]';

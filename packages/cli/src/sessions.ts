@@ -49,7 +49,7 @@ export class SessionRegistry {
     const exact = all.find((s) => s.id === idOrPrefix);
     if (exact) return exact;
     const matches = all.filter((s) => s.id.startsWith(idOrPrefix));
-    if (matches.length === 1) return matches[0]!;
+    if (matches.length === 1) return matches[0];
     if (matches.length === 0) {
       const known = all.slice(0, 5).map((s) => `${s.id.slice(0, 8)} (${s.title})`).join(', ');
       throw new UserError(

@@ -1,4 +1,4 @@
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -31,7 +31,7 @@ function tree(files: Record<string, string>) {
   dirs.push(root);
   for (const [p, text] of Object.entries(files)) writeFileSync(join(root, p), text);
   const changed = async () => {
-    const now = (readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[])
+    const now = (readdirSync(root, { recursive: true, withFileTypes: true }))
       .filter((d) => d.isFile())
       .map((d) => relative(root, join(d.parentPath, d.name)));
     const added = now.filter((p) => !(p in files));

@@ -8,7 +8,7 @@ export interface TreeWatchOptions {
    * The truth: which files differ from the sandboxes' base now. The watcher only says when to
    * ask, so an edit undone, or one made while nothing watched (between runs), is still right.
    */
-  changed(): Promise<string[]>;
+  changed: () => Promise<string[]>;
   /** The list changed (and once at the start). */
   onChange(paths: string[]): void;
   /** Watching or asking failed (too many files for the system's watch limit...): said once. */
@@ -42,7 +42,7 @@ export function skipper(root: string, skipDirs: readonly string[]): (p: string) 
 }
 
 /**
- * Watches the user's working tree for the session (DESIGN §5): file events, coalesced, trigger
+ * Watches the user's working tree for the session (docs/architecture.md, *CLI contracts*): file events, coalesced, trigger
  * one `changed()` at a time; listeners hear the list only when it differs from the last one.
  */
 export function watchTree(o: TreeWatchOptions): TreeWatch {

@@ -13,7 +13,7 @@ export interface UserEditsFeed {
  * The user's edits for the TUI: a watcher on the working tree whose latest word is kept, so a
  * listener that comes later (the UI attaches when the session is open) still gets it.
  */
-export function userEditsFeed(o: { root: string; changed(): Promise<string[]>; skipDirs?: readonly string[] }): UserEditsFeed {
+export function userEditsFeed(o: { root: string; changed: () => Promise<string[]>; skipDirs?: readonly string[] }): UserEditsFeed {
   let latest: UserEditsUpdate | undefined;
   let listeners: Array<(edits: UserEditsUpdate) => void> = [];
   const tell = (edits: UserEditsUpdate) => {

@@ -75,7 +75,7 @@ describe('AnthropicProvider streaming through the real SDK', () => {
     expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'end_turn', usage });
 
     expect(server.requests).toHaveLength(1);
-    const req = server.requests[0]!;
+    const req = server.requests[0];
     expect(req.method).toBe('POST');
     expect(req.path).toBe('/v1/messages');
     expect(req.headers.authorization).toBe('Bearer test-key');
@@ -92,12 +92,12 @@ describe('AnthropicProvider streaming through the real SDK', () => {
 
   it('sends the plain request when prompt caching is off', async () => {
     const { server } = await run({ text: 'ok' }, { promptCaching: false });
-    expect(server.requests[0]!.body).toMatchObject({
+    expect(server.requests[0].body).toMatchObject({
       system: 'You are a test double.',
       tools: [READ_FILE],
       messages: [{ role: 'user', content: [{ type: 'text', text: 'read package.json' }] }],
     });
-    expect(JSON.stringify(server.requests[0]!.body)).not.toContain('cache_control');
+    expect(JSON.stringify(server.requests[0].body)).not.toContain('cache_control');
   });
 
   it('assembles a tool call whose input JSON arrives in pieces', async () => {

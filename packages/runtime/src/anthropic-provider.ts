@@ -100,6 +100,7 @@ export class AnthropicProvider implements ModelProvider {
         this.#reached = true;
       } catch (err) {
         if (err instanceof sdk.mod.APIError && err.status !== undefined) this.#reached = true;
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the abort reason the caller gave is rethrown as it is
         throw interrupted() ?? toModelError(sdk.mod, err, baseURL, this.#reached);
       }
       const turn = new TurnReader();
@@ -113,10 +114,12 @@ export class AnthropicProvider implements ModelProvider {
           armIdle();
         }
       } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the abort reason the caller gave is rethrown as it is
         throw interrupted() ?? toModelError(sdk.mod, new StreamBroken(err), baseURL, true);
       }
       pauseIdle();
       if (!turn.finished) {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the abort reason the caller gave is rethrown as it is
         throw interrupted() ?? new ModelError('stream_cut', 'The model API ended the reply before it was complete.');
       }
     } finally {
@@ -257,6 +260,7 @@ function toModelError(sdk: SdkModule, raw: unknown, baseURL: string, reached: bo
     if (failure) return new ModelError('unreachable', unreachableMessage(baseURL, failure), { cause: err });
     return new ModelError('network', `Could not reach the model API at ${baseURL} (${rootCause(err)}).`, { cause: err });
   }
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- the SDK types an error's body as any; fromApiError reads only its status and message
   if (err instanceof APIError) return fromApiError(err);
   if (midStream && err instanceof SyntaxError) {
     return new ModelError('server', 'The model API sent a malformed stream event.', { cause: err });

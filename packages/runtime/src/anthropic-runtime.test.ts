@@ -38,10 +38,10 @@ describe('runtime with the Anthropic provider over SSE', () => {
   it('completes a normal turn and records usage', async () => {
     const r = await converse(() => ({ text: 'Hi! How can I help?', chunks: 5, usage: { input_tokens: 42, output_tokens: 7 } }));
     expect(shape(r.thread.history)).toEqual(['user:text', 'assistant:text']);
-    expect(r.thread.history[1]!.content).toEqual([{ type: 'text', text: 'Hi! How can I help?' }]);
+    expect(r.thread.history[1].content).toEqual([{ type: 'text', text: 'Hi! How can I help?' }]);
     expect(r.thread.record.usage.input_tokens).toBe(42);
     expect(r.thread.record.contextTokens).toBe(42);
-    expect(JSON.stringify(r.requests[0]!.body.system)).toContain('Thread stack: [\\"t1\\"]');
+    expect(JSON.stringify(r.requests[0].body.system)).toContain('Thread stack: [\\"t1\\"]');
   });
 
   it('runs a tool call streamed as input_json_delta and answers after the result', async () => {
@@ -49,8 +49,8 @@ describe('runtime with the Anthropic provider over SSE', () => {
       hasToolResult(body) ? { text: 'Done.' } : { text: 'Running it.', toolUse: { name: 'echo', input: { text: 'hi' } } },
     );
     expect(shape(r.thread.history)).toEqual(['user:text', 'assistant:text+tool_use', 'user:tool_result', 'assistant:text']);
-    expect(r.thread.history[1]!.content[1]).toMatchObject({ type: 'tool_use', name: 'echo', input: { text: 'hi' } });
-    const sentResult = JSON.stringify(r.requests[1]!.body.messages);
+    expect(r.thread.history[1].content[1]).toMatchObject({ type: 'tool_use', name: 'echo', input: { text: 'hi' } });
+    const sentResult = JSON.stringify(r.requests[1].body.messages);
     expect(sentResult).toContain('echo: hi');
   });
 
@@ -69,7 +69,7 @@ describe('runtime with the Anthropic provider over SSE', () => {
       i === 0 ? { text: 'This reply will be cut off half way through.', chunks: 6, cutAfterChunks: 4 } : { text: 'Whole reply.' },
     );
     expect(shape(r.thread.history)).toEqual(['user:text', 'assistant:text']);
-    expect(r.thread.history[1]!.content).toEqual([{ type: 'text', text: 'Whole reply.' }]);
+    expect(r.thread.history[1].content).toEqual([{ type: 'text', text: 'Whole reply.' }]);
     expect(r.events.some((e) => e.type === 'completion-retry' && e.kind === 'stream_cut')).toBe(true);
   });
 

@@ -77,9 +77,9 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     expect(tool.dispatched).toEqual(['call_1', 'call_2', 'call_3', 'call_4', 'call_5']);
     expect(requests).toHaveLength(2);
     const [, second] = requests;
-    const reply = second!.messages.at(-2)!;
+    const reply = second.messages.at(-2)!;
     expect(reply.content.map((b) => b.type)).toEqual(['text', 'tool_use', 'tool_use', 'tool_use', 'tool_use', 'tool_use', 'text']);
-    const last = second!.messages.at(-1)!;
+    const last = second.messages.at(-1)!;
     expect(last.role).toBe('user');
     expect(results(last).map((b) => b.tool_use_id)).toEqual(['call_1', 'call_2', 'call_3', 'call_4', 'call_5']);
     expect(results(last).map(resultText)).toEqual(['thing 1', 'thing 2', 'thing 3', 'thing 4', 'thing 5']);
@@ -122,11 +122,11 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     const heldAt = h.events.findIndex((e) => e.type === 'tool-result' && e.toolUseId === 'c_hold');
     expect(heldAt).toBeGreaterThan(-1);
     expect(spawnedAt).toBeGreaterThan(heldAt);
-    const second = requests[1]!;
+    const second = requests[1];
     const batch = results(second.messages.at(-1));
     expect(batch.map((b) => b.tool_use_id)).toEqual(['c_hold', 'c_bad', 'c_spawn', 'c_unknown']);
     expect(batch.map((b) => b.is_error === true)).toEqual([false, true, false, true]);
-    expect(resultText(batch[2]!)).toMatch(/^Spawned thread /);
+    expect(resultText(batch[2])).toMatch(/^Spawned thread /);
     for (const r of requests) expect(valid(r)).toBeUndefined();
     await h.close();
   });
@@ -149,14 +149,14 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     await h.settleUntil((e) => e.type === 'slice-finished' && e.outcome === 'completed');
 
     expect(requests).toHaveLength(2);
-    const last = requests[1]!.messages.at(-1)!;
+    const last = requests[1].messages.at(-1)!;
     expect(last.content.map((b) => (b.type === 'tool_result' ? `${b.tool_use_id}:${b.is_error === true}` : b.type))).toEqual([
       'c_a:true',
       'c_b:false',
       'c_c:true',
       'text',
     ]);
-    expect(resultText(results(last)[1]!)).toBe('b is in');
+    expect(resultText(results(last)[1])).toBe('b is in');
     expect(hold.cancelled.map((c) => c.call.id).sort()).toEqual(['c_a', 'c_c']);
     // Late answers of the interrupted calls are stale: no third request.
     await hold.held.get('c_a')!('too late');
@@ -188,11 +188,11 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     await hold.held.get('c_2')!('two');
     await h.settleUntil((e) => e.type === 'event-injected');
 
-    const third = requests[2]!;
+    const third = requests[2];
     const tail = third.messages.slice(-3);
     expect(results(tail[0]).map((b) => b.tool_use_id)).toEqual(['c_1', 'c_2']);
-    expect(tail[1]!.content[0]).toMatchObject({ type: 'tool_use', name: 'receive_event__injected', input: { original_tool_call_id: 'c_watch' } });
-    expect(resultText(results(tail[2])[0]!)).toBe('log line');
+    expect(tail[1].content[0]).toMatchObject({ type: 'tool_use', name: 'receive_event__injected', input: { original_tool_call_id: 'c_watch' } });
+    expect(resultText(results(tail[2])[0])).toBe('log line');
     for (const r of requests) expect(valid(r)).toBeUndefined();
     await h.close();
   });
@@ -211,9 +211,9 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
     await h.send(userText('t1', 'go', 'u1'));
     await h.settle();
     expect(tool.dispatched).toEqual(['call_1', 'call_2', 'call_3']);
-    const batch = results(requests[1]!.messages.at(-1));
+    const batch = results(requests[1].messages.at(-1));
     expect(batch.map((b) => b.is_error === true)).toEqual([false, false, false, true, true]);
-    expect(resultText(batch[3]!)).toMatch(/made 5 tool calls, and at most 3 run per reply.*next reply/);
+    expect(resultText(batch[3])).toMatch(/made 5 tool calls, and at most 3 run per reply.*next reply/);
     for (const r of requests) expect(valid(r)).toBeUndefined();
     await h.close();
   });
@@ -311,10 +311,10 @@ describe.each(MODES)('tool call batches in %s mode with the %s store', (mode, st
       expect(resultText(mine)).toMatch(/paint it (red|green|blue)/);
       for (const sibling of own.filter((b) => b !== mine)) expect(resultText(sibling)).toMatch(/started thread th_\S+, a sibling/);
       // The parent's history up to and including the spawning reply, byte for byte.
-      expect(JSON.stringify(first.messages[0])).toBe(JSON.stringify(requests[0]!.messages[0]));
-      expect(first.messages[1]!.content.map((c) => c.type)).toEqual(['text', 'tool_use', 'tool_use', 'tool_use']);
-      expect(first.system).toBe(requests[0]!.system);
-      expect(JSON.stringify(first.tools)).toBe(JSON.stringify(requests[0]!.tools));
+      expect(JSON.stringify(first.messages[0])).toBe(JSON.stringify(requests[0].messages[0]));
+      expect(first.messages[1].content.map((c) => c.type)).toEqual(['text', 'tool_use', 'tool_use', 'tool_use']);
+      expect(first.system).toBe(requests[0].system);
+      expect(JSON.stringify(first.tools)).toBe(JSON.stringify(requests[0].tools));
     }
     for (const r of requests) expect(valid(r)).toBeUndefined();
     await h.close();

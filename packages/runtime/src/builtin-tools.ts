@@ -1,5 +1,4 @@
 import type { RuntimeServices } from './services.js';
-import type { ThreadRecord } from './store.js';
 import { closeThread, deliverReport, spawnChild } from './thread-lifecycle.js';
 import type { AsyncTool, SyncTool, Tool } from './tool.js';
 import { frameParentMessage } from './wording.js';
@@ -12,7 +11,7 @@ const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
   additionalProperties: false,
 });
 
-/** The runtime's own tools (DESIGN §2), bound to the system's services. */
+/** The runtime's own tools (docs/architecture.md, *Threads, identity and caching*), bound to the system's services. */
 export function builtinTools(s: RuntimeServices): Tool[] {
   const spawnThread: SyncTool = {
     kind: 'sync',
@@ -47,7 +46,7 @@ export function builtinTools(s: RuntimeServices): Tool[] {
             "the threads your parent planned; do your own task.",
         };
       }
-      const open = await s.store.countOpenThreads(ctx.threadStack[0]!);
+      const open = await s.store.countOpenThreads(ctx.threadStack[0]);
       if (open >= s.limits.maxLiveThreads) {
         return {
           isError: true,
@@ -110,7 +109,7 @@ export function builtinTools(s: RuntimeServices): Tool[] {
       }
       const report = typeof input.report_to_parent === 'string' ? input.report_to_parent : undefined;
       // The live record: closing marks it in place, so a cached copy of the thread stays current.
-      await closeThread(s, ctx.thread as ThreadRecord, report);
+      await closeThread(s, ctx.thread, report);
       return { content: 'Thread closed.', display: { summary: 'thread closed' }, stop: true };
     },
   };

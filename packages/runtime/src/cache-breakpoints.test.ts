@@ -26,6 +26,6 @@ describe('cache breakpoints on messages', () => {
     const out = withMessageBreakpoints(history, [0, 2]);
     expect(JSON.stringify(history)).toBe(before);
     expect(out[1]).toBe(history[1]);
-    expect(out[2]!.content.at(-1)).toEqual({ type: 'text', text: 'c', cache_control: { type: 'ephemeral' } });
+    expect(out[2].content.at(-1)).toEqual({ type: 'text', text: 'c', cache_control: { type: 'ephemeral' } });
   });
 });

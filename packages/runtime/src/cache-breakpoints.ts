@@ -20,7 +20,7 @@ export function markedMessages(messages: readonly HistoryMessage[]): number[] {
   if (last < 0) return [];
   let reply = -1;
   for (let i = last; i >= 0; i--) {
-    if (messages[i]!.role === 'assistant') {
+    if (messages[i].role === 'assistant') {
       reply = i;
       break;
     }
@@ -32,12 +32,12 @@ export function markedMessages(messages: readonly HistoryMessage[]): number[] {
 export function withMessageBreakpoints(messages: readonly HistoryMessage[], marked: readonly number[]): HistoryMessage[] {
   const out = messages.slice();
   for (const i of marked) {
-    const m = out[i]!;
+    const m = out[i];
     const content = m.content.slice();
     const lastBlock = content.length - 1;
     if (lastBlock < 0) continue;
     // A wire-only field: the stored history never holds it.
-    content[lastBlock] = Object.assign({}, content[lastBlock]!, { cache_control: EPHEMERAL });
+    content[lastBlock] = Object.assign({}, content[lastBlock], { cache_control: EPHEMERAL });
     out[i] = { ...m, content };
   }
   return out;

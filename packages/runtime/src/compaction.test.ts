@@ -37,7 +37,7 @@ function wellFormed(history: readonly HistoryMessage[]): void {
     const results = history.flatMap((m) => m.content).filter((b) => b.type === 'tool_result' && b.tool_use_id === u.id);
     expect(results.length, `result of ${u.name}`).toBeLessThanOrEqual(1);
   }
-  expect(history[0]!.role).toBe('user');
+  expect(history[0].role).toBe('user');
 }
 
 describe.each(combos)('compaction in %s mode with the %s store', (mode, storeKind) => {
@@ -75,7 +75,7 @@ describe.each(combos)('compaction in %s mode with the %s store', (mode, storeKin
     let t = (await h.store.loadThread('t'))!;
     // Summary, then the turn holding the pending call: its result can still attach.
     expect(shape(t.history)).toEqual(['user:text', 'assistant:text+tool_use']);
-    await [...hold.held.values()][0]!('job finished');
+    await [...hold.held.values()][0]('job finished');
     await h.settleSlices();
     t = (await h.store.loadThread('t'))!;
     expect(shape(t.history).slice(-2)).toEqual(['user:tool_result', 'assistant:text']);
@@ -102,7 +102,7 @@ describe.each(combos)('compaction in %s mode with the %s store', (mode, storeKin
     expect(summary).toContain('note 2');
     // Only the newest summary is shown.
     expect(JSON.stringify(t.history).split('[Summary of the conversation so far]')).toHaveLength(2);
-    await [...hold.held.values()][0]!('done');
+    await [...hold.held.values()][0]('done');
     await h.settleSlices();
     wellFormed((await h.store.loadThread('t'))!.history);
     await h.close();

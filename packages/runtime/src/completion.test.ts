@@ -34,9 +34,9 @@ describe('runCompletion', () => {
     expect(out).toMatchObject({ cancelled: false, content: [{ type: 'text', text: 'the whole reply' }] });
     expect(provider.attempts).toBe(2);
     expect(retries).toHaveLength(1);
-    expect(retries[0]!.error.kind).toBe('timeout');
-    expect(retries[0]!.error.message).toBe('The model API went silent (no data for 40 ms).');
-    expect(retries[0]!.error.message).not.toMatch(/retrying/i);
+    expect(retries[0].error.kind).toBe('timeout');
+    expect(retries[0].error.message).toBe('The model API went silent (no data for 40 ms).');
+    expect(retries[0].error.message).not.toMatch(/retrying/i);
   });
 
   it('gives an unreachable API a few quick retries, then fails with its error; transient errors get the long budget', async () => {

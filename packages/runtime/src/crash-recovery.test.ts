@@ -38,7 +38,7 @@ async function readHistory(db: string): Promise<HistoryMessage[]> {
 function checkWellFormed(history: HistoryMessage[]): string[] {
   const calls: string[] = [];
   for (let i = 0; i < history.length; i++) {
-    for (const block of history[i]!.content) {
+    for (const block of history[i].content) {
       if (block.type !== 'tool_use') continue;
       calls.push(block.id);
       const answers = history
@@ -87,7 +87,7 @@ describe('crash safety with a real process and a SQLite file', () => {
       const calls = checkWellFormed(history);
       // One assistant turn per step plus the final answer: nothing lost, nothing duplicated.
       expect(history.filter((m) => m.role === 'assistant')).toHaveLength(STEPS + 1);
-      expect(history.filter((m) => m.role === 'user' && m.content[0]!.type === 'text')).toHaveLength(1);
+      expect(history.filter((m) => m.role === 'user' && m.content[0].type === 'text')).toHaveLength(1);
       expect(history.at(-1)!.content).toEqual([{ type: 'text', text: 'All steps done.' }]);
       // Every committed call was executed exactly once; nothing else was executed.
       const executed = existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' ')[0]) : [];

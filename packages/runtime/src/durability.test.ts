@@ -26,7 +26,7 @@ function start(args: string[]): Child {
   const p = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: string[] = [];
   const waiters: Array<{ match: (l: string) => boolean; resolve: (l: string) => void }> = [];
-  createInterface({ input: p.stdout! }).on('line', (line) => {
+  createInterface({ input: p.stdout }).on('line', (line) => {
     lines.push(line);
     for (const w of waiters.splice(0)) {
       if (w.match(line)) w.resolve(line);

@@ -29,7 +29,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const h = makeHarness(mode, storeKind, { brain: scriptBrain, tools: [watch] });
     await h.send(userText('t', 'watch', 'u1'));
     await h.settle();
-    const [callId, ctx] = [...watch.ctxs][0]!;
+    const [callId, ctx] = [...watch.ctxs][0];
     let t = await h.store.loadThread('t');
     expect(t!.record.subscriptions.map((s) => s.callId)).toEqual([callId]);
 
@@ -66,7 +66,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const h = makeHarness(mode, storeKind, { brain, tools: [watch] });
     await h.send(userText('t', 'watch', 'u1'));
     await h.settle();
-    const [callId, ctx] = [...watch.ctxs][0]!;
+    const [callId, ctx] = [...watch.ctxs][0];
     const before = (await h.store.loadThread('t'))!.history.length;
 
     await ctx.emit({ content: 'routine event', id: 'e1' });
@@ -75,7 +75,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const children = h.events.flatMap((e) => (e.type === 'thread-spawned' ? [e] : []));
     expect(children).toHaveLength(1);
     expect(children[0]).toMatchObject({ kind: 'event', spawnCallId: callId });
-    const child = await h.store.loadThread(children[0]!.childId);
+    const child = await h.store.loadThread(children[0].childId);
     expect(child!.record.status).toBe('closed');
     // The child saw the parent's history, then the spawn seed, then the event.
     expect(shape(child!.history).slice(0, before)).toEqual(shape((await h.store.loadThread('t'))!.history));
@@ -88,7 +88,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const t = await h.store.loadThread('t');
     const injected = toolUses(t!.history).filter((u) => u.name === 'receive_event__injected');
     expect(injected).toHaveLength(1);
-    expect(injected[0]!.input.original_tool_call_id).toBe(callId);
+    expect(injected[0].input.original_tool_call_id).toBe(callId);
     expect(JSON.stringify(t!.history)).toContain('an important event happened');
     await h.close();
   });
@@ -99,7 +99,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const h = makeHarness(mode, storeKind, { brain: scriptBrain, tools: [watch, hold] });
     await h.send(userText('t', 'watch', 'u1'));
     await h.settle();
-    const ctx = [...watch.ctxs.values()][0]!;
+    const ctx = [...watch.ctxs.values()][0];
     await h.send(userText('t', 'hold', 'u2'));
     await h.settleSlices();
     for (const n of [1, 2, 3]) await ctx.emit({ content: `event ${n}`, associative: true, id: `e${n}` });
@@ -109,7 +109,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     expect(t!.record.hasDeferred).toBe(true);
     expect(h.events.some((e) => e.type === 'input-deferred')).toBe(true);
 
-    const respond = [...hold.held.values()][0]!;
+    const respond = [...hold.held.values()][0];
     await respond('job done');
     await h.settle();
     t = await h.store.loadThread('t');
@@ -129,7 +129,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const h = makeHarness(mode, storeKind, { brain: scriptBrain, tools: [watch] });
     await h.send(userText('t', 'watch', 'u1'));
     await h.settle();
-    const ctx = [...watch.ctxs.values()][0]!;
+    const ctx = [...watch.ctxs.values()][0];
     await h.send(userText('t', 'wait', 'u2'));
     await h.settleSlices();
     await ctx.emit({ content: 'wake up', associative: true, id: 'e1' });
@@ -148,7 +148,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const h = makeHarness(mode, storeKind, { brain: scriptBrain, tools: [watch] });
     await h.send(userText('a', 'watch', 'u1'));
     await h.settle();
-    const [callId, ctx] = [...watch.ctxs][0]!;
+    const [callId, ctx] = [...watch.ctxs][0];
     await h.send(userText('b', `cancel ${callId}`, 'u2'));
     await h.settle();
     expect(JSON.stringify((await h.store.loadThread('b'))!.history)).toContain('no active subscription found');

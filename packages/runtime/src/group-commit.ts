@@ -46,9 +46,9 @@ export class GroupCommitter {
     const results: unknown[] = new Array(batch.length);
     try {
       this.db.transaction(() => {
-        for (let i = 0; i < batch.length; i++) results[i] = batch[i]!.op();
+        for (let i = 0; i < batch.length; i++) results[i] = batch[i].op();
       })();
-      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]);
+      for (let i = 0; i < batch.length; i++) batch[i].resolve(results[i]);
     } catch {
       // One bad operation must not fail its neighbours: redo each in its own transaction so only
       // the culprit's caller sees the error.

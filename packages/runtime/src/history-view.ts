@@ -74,7 +74,7 @@ export function safePoint(view: View, ownCount: number): number {
   let safe = view.ownFrom;
   const pending = new Set<string>();
   for (let i = view.ownOffset; i < view.history.length; i++) {
-    for (const block of view.history[i]!.content) {
+    for (const block of view.history[i].content) {
       if (block.type === 'tool_use') pending.add(block.id);
       else if (block.type === 'tool_result') pending.delete(block.tool_use_id);
     }

@@ -9,7 +9,7 @@ import { text } from './messages.js';
 export function toRequestMessages(history: readonly HistoryMessage[]): readonly HistoryMessage[] {
   let needsMerge = false;
   for (let i = 1; i < history.length; i++) {
-    if (history[i]!.role === history[i - 1]!.role) {
+    if (history[i].role === history[i - 1].role) {
       needsMerge = true;
       break;
     }

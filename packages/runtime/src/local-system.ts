@@ -382,7 +382,7 @@ export class LocalSystem {
     }
   }
 
-  /** Auto-compaction at 75% of the context window (local mode only, as in the reference). */
+  /** Auto-compaction at 75% of the context window (local mode only, as in the Infinity runtime, hydro-project/infinity). */
   private async maybeCompact(thread: LoadedThread): Promise<void> {
     const window = this.opts.contextWindow ?? 0;
     const r = thread.record;

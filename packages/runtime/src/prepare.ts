@@ -257,7 +257,7 @@ export class Preparer {
   private findCall(callId: string): ToolUseBlock | undefined {
     for (const list of [this.append, this.ctx.history]) {
       for (let i = list.length - 1; i >= 0; i--) {
-        for (const block of list[i]!.content) {
+        for (const block of list[i].content) {
           if (block.type === 'tool_use' && block.id === callId) return block;
         }
       }

@@ -75,9 +75,9 @@ describe('prompt caching through the Anthropic provider', () => {
     expect(laterRoot.length).toBeGreaterThan(0);
 
     // The first request writes its whole prefix; the second reads all of it back.
-    expect(first!.usage!.cache_read_input_tokens).toBe(0);
-    expect(first!.usage!.cache_creation_input_tokens).toBe(total(first!));
-    expect(second!.usage!.cache_read_input_tokens).toBe(total(first!));
+    expect(first.usage!.cache_read_input_tokens).toBe(0);
+    expect(first.usage!.cache_creation_input_tokens).toBe(total(first));
+    expect(second.usage!.cache_read_input_tokens).toBe(total(first));
 
     // Each child's first request reads at least everything its parent had sent before the
     // spawning reply (the parent's second request), and together they read the reply too.
@@ -88,7 +88,7 @@ describe('prompt caching through the Anthropic provider', () => {
     }
     expect(firstOfChild.size).toBe(2);
     for (const r of firstOfChild.values()) {
-      expect(r.usage!.cache_read_input_tokens).toBeGreaterThanOrEqual(total(second!));
+      expect(r.usage!.cache_read_input_tokens).toBeGreaterThanOrEqual(total(second));
       expect(r.usage!.cache_read_input_tokens / inherited(r)).toBeGreaterThanOrEqual(0.9);
     }
   });

@@ -13,7 +13,7 @@ import { lastText, shape, tempDir, threadOf } from './test-support/harness.js';
 import type { AsyncTool } from './tool.js';
 
 const brain = (r: CompletionRequest) =>
-  r.messages.at(-1)!.content[0]!.type === 'tool_result'
+  r.messages.at(-1)!.content[0].type === 'tool_result'
     ? { text: 'Got the result.' }
     : { text: 'Starting a job on the tool server.', toolCall: { name: 'remote_job', input: {} } };
 
@@ -47,7 +47,7 @@ async function firstLife(mode: Mode, db: string, dispatched: string[]): Promise<
     await store.close();
   }
   expect(dispatched).toHaveLength(1);
-  return dispatched[0]!;
+  return dispatched[0];
 }
 
 async function secondLife(mode: Mode, db: string, deliverAfterStart: string | null, dispatched: string[]) {
@@ -80,7 +80,7 @@ describe.each(['local', 'step'] as const)('restart in %s mode', (mode) => {
     const callId = await firstLife(mode, db, dispatched);
     const t = await secondLife(mode, db, callId, dispatched);
     expect(shape(t.history)).toEqual(['user:text', 'assistant:text+tool_use', 'user:tool_result', 'assistant:text']);
-    expect(t.history[2]!.content[0]).toMatchObject({ tool_use_id: callId, content: [{ text: 'job output' }] });
+    expect(t.history[2].content[0]).toMatchObject({ tool_use_id: callId, content: [{ text: 'job output' }] });
     expect(dispatched).toEqual([callId]);
     rmSync(dir, { recursive: true, force: true });
   });
@@ -96,7 +96,7 @@ describe.each(['local', 'step'] as const)('restart in %s mode', (mode) => {
     await store.close();
     const t = await secondLife(mode, db, null, dispatched);
     expect(shape(t.history)).toEqual(['user:text', 'assistant:text+tool_use', 'user:tool_result', 'assistant:text']);
-    expect(t.history[2]!.content[0]).toMatchObject({ tool_use_id: callId });
+    expect(t.history[2].content[0]).toMatchObject({ tool_use_id: callId });
     expect(dispatched).toEqual([callId]);
     rmSync(dir, { recursive: true, force: true });
   });
@@ -119,7 +119,7 @@ describe('deferred inputs across a restart', () => {
     };
     const dispatched: string[] = [];
     const brain = (r: CompletionRequest) => {
-      const last = r.messages.at(-1)!.content[0]!;
+      const last = r.messages.at(-1)!.content[0];
       if (last.type === 'text' && last.text === 'watch') return { toolCall: { name: 'watch', input: {} } };
       if (last.type === 'text' && last.text === 'job') return { toolCall: { name: 'remote_job', input: {} } };
       return { text: 'ok' };
@@ -132,8 +132,8 @@ describe('deferred inputs across a restart', () => {
     await first.whenIdle();
     await first.sendUserText('t1', 'job', 'u2');
     await first.whenIdle({ ignoreRunningTools: true });
-    await emitted[0]!(1);
-    await emitted[0]!(2);
+    await emitted[0](1);
+    await emitted[0](2);
     await first.whenIdle({ ignoreRunningTools: true });
     await first.close();
 
@@ -142,7 +142,7 @@ describe('deferred inputs across a restart', () => {
     await second.whenIdle({ ignoreRunningTools: true });
     const reader = new SqliteStore({ path: db });
     expect(JSON.stringify((await reader.loadThread('t1'))!.history)).not.toContain('event 1');
-    await second.send(toolResult('t1', dispatched[0]!, [text('job output')]));
+    await second.send(toolResult('t1', dispatched[0], [text('job output')]));
     await second.whenIdle({ ignoreRunningTools: true });
     await second.close();
     const texts = (await reader.loadThread('t1'))!.history.map((m) => JSON.stringify(m));
@@ -175,7 +175,7 @@ describe('a subscription whose start was queued but not yet taken when the proce
       },
     };
     const brain = (r: CompletionRequest) =>
-      r.messages.at(-1)!.content[0]!.type === 'text' ? { toolCall: { name: 'serve', input: {} } } : { text: 'ok' };
+      r.messages.at(-1)!.content[0].type === 'text' ? { toolCall: { name: 'serve', input: {} } } : { text: 'ok' };
     const open = () => new LocalSystem({ store: new SqliteStore({ path: db }), provider: new ScriptedProvider(brain), tools: [serve], model: 'm' });
 
     const first = open();
@@ -185,7 +185,7 @@ describe('a subscription whose start was queued but not yet taken when the proce
     // The tool answered "running in the background" (a subscription), then the process went
     // down before a slice took that answer: the subscription is not in the thread's record yet.
     const store = new SqliteStore({ path: db });
-    await store.enqueue([toolResult('t1', dispatched[0]!, [text('serving in the background')], { subscription: true })]);
+    await store.enqueue([toolResult('t1', dispatched[0], [text('serving in the background')], { subscription: true })]);
     expect(await store.activeSubscriptions()).toEqual([]);
     await store.close();
 
@@ -208,7 +208,7 @@ describe('a subscription whose start was queued but not yet taken when the proce
 
 describe('timers that came due while the process was down', () => {
   const napBrain = (r: CompletionRequest) => {
-    const last = r.messages.at(-1)!.content[0]!;
+    const last = r.messages.at(-1)!.content[0];
     if (last.type === 'text') return { text: 'Napping for an hour.', toolCall: { name: 'sleep', input: { seconds: 3600 } } };
     return { text: 'Awake.' };
   };

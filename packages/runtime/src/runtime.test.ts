@@ -8,7 +8,7 @@ import { makeHarness, shape, type Mode, type StoreKind } from './test-support/ha
 import { echoTool, heldTool } from './test-support/tools.js';
 import type { SyncTool } from './tool.js';
 
-const last = (r: CompletionRequest) => r.messages[r.messages.length - 1]!;
+const last = (r: CompletionRequest) => r.messages[r.messages.length - 1];
 const lastIsToolResult = (r: CompletionRequest) => last(r).content.some((c) => c.type === 'tool_result');
 
 /** Calls `echo` once per user message, then answers in text. */
@@ -31,7 +31,7 @@ describe.each(combos)('runtime in %s mode with the %s store', (mode, storeKind) 
     await h.settle();
     const t = await h.store.loadThread('t1');
     expect(shape(t!.history)).toEqual(['user:text', 'assistant:text']);
-    expect(t!.history[1]!.content).toEqual([{ type: 'text', text: 'Hello there, human.' }]);
+    expect(t!.history[1].content).toEqual([{ type: 'text', text: 'Hello there, human.' }]);
     const deltas = h.events.filter((e) => e.type === 'text-delta');
     expect(deltas.length).toBe(5);
     expect(t!.record.completions).toBe(1);
@@ -50,7 +50,7 @@ describe.each(combos)('runtime in %s mode with the %s store', (mode, storeKind) 
       'user:tool_result',
       'assistant:text',
     ]);
-    expect(t!.history[2]!.content[0]).toMatchObject({ type: 'tool_result', content: [{ text: 'echo: hi' }] });
+    expect(t!.history[2].content[0]).toMatchObject({ type: 'tool_result', content: [{ text: 'echo: hi' }] });
     expect(tool.log).toHaveLength(1);
     expect(t!.record.batch).toEqual([]);
     await h.close();
@@ -63,7 +63,7 @@ describe.each(combos)('runtime in %s mode with the %s store', (mode, storeKind) 
     const inner = tool.dispatch.bind(tool);
     tool.dispatch = async (input, ctx) => {
       seenAtDispatch = await storeRef();
-      inner(input, ctx);
+      void inner(input, ctx);
     };
     const h = makeHarness(mode, storeKind, { brain: echoBrain, tools: [tool] });
     storeRef = async () => {
@@ -132,7 +132,7 @@ describe.each(combos)('runtime in %s mode with the %s store', (mode, storeKind) 
     expect(tool.held.size).toBe(1);
     await h.send(userText('t1', 'never mind', 'u2'));
     await h.settleSlices();
-    const [callId, respond] = [...tool.held][0]!;
+    const [callId, respond] = [...tool.held][0];
     expect(tool.cancelled.map((c) => c.call.id)).toEqual([callId]);
     await respond('finally done');
     await h.settleSlices();
@@ -144,7 +144,7 @@ describe.each(combos)('runtime in %s mode with the %s store', (mode, storeKind) 
       'user:text',
       'assistant:text',
     ]);
-    expect(t!.history[2]!.content[0]).toMatchObject({
+    expect(t!.history[2].content[0]).toMatchObject({
       tool_use_id: callId,
       is_error: true,
       content: [{ text: INTERRUPTED_BY_USER }],
@@ -207,7 +207,7 @@ describe.each(combos)('runtime in %s mode with the %s store', (mode, storeKind) 
     await h.settle();
     const t = await h.store.loadThread('t1');
     expect(shape(t!.history)).toEqual(['user:text', 'assistant:text']);
-    expect(t!.history[1]!.content).toEqual([{ type: 'text', text: 'Complete answer.' }]);
+    expect(t!.history[1].content).toEqual([{ type: 'text', text: 'Complete answer.' }]);
     const retries = h.events.filter((e) => e.type === 'completion-retry').map((e) => e.type === 'completion-retry' && e.kind);
     expect(retries).toEqual(['overloaded', 'stream_cut', 'rate_limit']);
     await h.close();

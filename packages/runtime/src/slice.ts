@@ -1,6 +1,6 @@
 import { runCompletion, type CompletionToolCall, type RetryPolicy } from './completion.js';
 import { ModelError, SystemClosingError } from './errors.js';
-import type { EventBus, SliceOutcome } from './events.js';
+import type { SliceOutcome } from './events.js';
 import { Turn } from './turn.js';
 import { toRequestMessages } from './history.js';
 import type { InputMessage } from './input.js';
@@ -318,7 +318,7 @@ async function reloadView(deps: SliceDeps, thread: LoadedThread): Promise<void> 
   deps.bus.emit({ type: 'compaction-applied', threadId: thread.record.id });
 }
 
-async function finish(deps: SliceDeps, thread: LoadedThread, tx: Turn, outcome: SliceOutcome): Promise<SliceOutcome> {
+function finish(deps: SliceDeps, thread: LoadedThread, tx: Turn, outcome: SliceOutcome): Promise<SliceOutcome> {
   deps.bus.emit({
     type: 'slice-finished',
     threadId: thread.record.id,
@@ -328,7 +328,7 @@ async function finish(deps: SliceDeps, thread: LoadedThread, tx: Turn, outcome: 
     contextTokens: thread.record.contextTokens,
     ...(outcome === 'awaiting-tool' ? { waiting: waitingOn(deps, thread.record) } : {}),
   });
-  return outcome;
+  return Promise.resolve(outcome);
 }
 
 /** Whether the calls a thread waits on are all waits (sleep), which any input ends. */

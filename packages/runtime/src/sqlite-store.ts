@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- the store interface is async for stores that wait on I/O; this one answers at once (better-sqlite3 and memory are synchronous), and async keeps a thrown error a rejection. */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';

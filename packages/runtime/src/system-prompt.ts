@@ -12,7 +12,7 @@ export const DEFAULT_BASE_PROMPT =
  * learns its own identity from its spawn result, which carries its own (later) stack line.
  */
 export function buildSystemPrompt(base: string, thread: Pick<ThreadRecord, 'stack'>): string {
-  const root = thread.stack[0]!;
+  const root = thread.stack[0];
   return (
     `${base}\n\nThe root thread ID is ${root}. A child thread is told its own ID and stack when it ` +
     'starts; the last "Thread stack:" line you have read is your own.\n' +

@@ -169,8 +169,9 @@ export async function spawnCompactionThread(s: RuntimeServices, parent: LoadedTh
 }
 
 /**
- * Closes a thread: later inputs to it are dropped, its subscriptions are cancelled (the reference
- * left them running), and its parent is told (a compaction child hands over its summary instead).
+ * Closes a thread: later inputs to it are dropped, its subscriptions are cancelled (the runtime
+ * we started from, hydro-project/infinity, left them running), and its parent is told (a
+ * compaction child hands over its summary instead).
  */
 export async function closeThread(s: RuntimeServices, thread: ThreadRecord, report?: string): Promise<void> {
   const parentId = thread.parentId;
@@ -210,7 +211,7 @@ export async function deliverReport(
   how: { closed: boolean },
 ): Promise<string | undefined> {
   if (child.parentId === null) return undefined;
-  const review = s.reviewReport ? await s.reviewReport(child as ThreadRecord, report, { signal: s.closing }) : {};
+  const review = s.reviewReport ? await s.reviewReport(child, report, { signal: s.closing }) : {};
   const from = child.kind === 'event' ? 'event' : 'child';
   const frame: ReportFrame = { from, closed: how.closed, childThreadId: child.id };
   if (child.spawnCallId !== null) frame.subscriptionId = child.spawnCallId;

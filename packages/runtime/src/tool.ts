@@ -43,7 +43,7 @@ export interface ToolOutput {
   /** For UIs only (see ToolDisplay). */
   display?: ToolDisplay;
   isError?: boolean;
-  /** The call keeps going: events for it follow (DESIGN §2, subscriptions). */
+  /** The call keeps going: events for it follow (docs/architecture.md, *Events and subscriptions*). */
   subscription?: boolean;
   /** Synchronous tools only: the thread's turn ends with this result (close_thread). */
   stop?: boolean;

@@ -65,7 +65,7 @@ describe.each(combos)('usage per thread and model in %s mode with the %s store',
     const h = makeHarness(mode, storeKind, { brain, system: { model } });
     await runScenario((t) => h.send(userText('root', t, 'u1')), () => h.settle());
 
-    const childId = h.events.flatMap((e) => (e.type === 'thread-spawned' ? [e.childId] : []))[0]!;
+    const childId = h.events.flatMap((e) => (e.type === 'thread-spawned' ? [e.childId] : []))[0];
     expect(childId).toBeDefined();
     expectBreakdown(await h.store.usageByThread('root'), childId);
 
@@ -106,7 +106,7 @@ describe('stored usage', () => {
       await system.close();
 
       const reopened = new SqliteStore({ path });
-      expectBreakdown(await reopened.usageByThread('root'), events[0]!);
+      expectBreakdown(await reopened.usageByThread('root'), events[0]);
       await reopened.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -181,7 +181,7 @@ export const {
 } = wordingWith(DEFAULT_PHRASES);
 
 /**
- * The name of the synthetic call an injected event is shown as (DESIGN §2, a contract: never
+ * The name of the synthetic call an injected event is shown as (docs/architecture.md, *Events and subscriptions*; a contract: never
  * offered as a tool, refused if the model calls it).
  */
 export const INJECTED_TOOL_NAME = 'receive_event__injected';

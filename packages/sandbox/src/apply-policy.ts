@@ -240,7 +240,7 @@ function isInGitDir(p: string): boolean {
 }
 
 function reservedDirOf(p: string, reserved: readonly string[]): string | undefined {
-  const top = p.split('/')[0]!;
+  const top = p.split('/')[0];
   return reserved.find((d) => d === top);
 }
 

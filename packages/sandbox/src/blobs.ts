@@ -49,7 +49,7 @@ export async function readObjects(ctx: SessionContext, ids: Iterable<string>, gi
     at = eol + 1;
     if (size === undefined || !/^\d+$/.test(size)) continue;
     const n = Number(size);
-    contents.set(id!, out.subarray(at, at + n));
+    contents.set(id, out.subarray(at, at + n));
     at += n + 1;
   }
   return contents;

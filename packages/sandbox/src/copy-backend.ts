@@ -21,7 +21,7 @@ import type { Snapshot } from './base-snapshot.js';
 import { rebaseCopy } from './copy-rebase.js';
 import { deltaNames } from './delta-layer.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
-import { hostGit, text, type GitRunner, type GitRunOptions } from './git.js';
+import { hostGit, text, type GitRunner } from './git.js';
 import { addAllButNestedRepos } from './nested-repos.js';
 import { EXCLUDE_PARTIAL_WRITES } from './partial-write.js';
 import { bwrapUnavailable } from './bwrap-probe.js';
@@ -85,7 +85,7 @@ function pidNamespacesWork(): Promise<boolean> {
   if (process.platform !== 'linux') return Promise.resolve(false);
   pidNamespaceProbe ??= (async () => {
     const [file, ...args] = pidNamespacePrefix();
-    const child = spawn(file!, [...args, '/bin/sh', '-c', 'test "$$" = 1'], { stdio: 'ignore', env: inheritedEnv() });
+    const child = spawn(file, [...args, '/bin/sh', '-c', 'test "$$" = 1'], { stdio: 'ignore', env: inheritedEnv() });
     try {
       const [code] = (await once(child, 'exit')) as [number | null];
       return code === 0;
@@ -376,13 +376,13 @@ class CopySandbox implements BackendSandbox {
         network: spec.network ?? false,
       });
       const env = this.confinement.proxySocket && !spec.network ? { ...spec.env, ...proxyEnv() } : spec.env;
-      const child = spawn(file!, args, { env, detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+      const child = spawn(file, args, { env, detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
       return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
     }
     const opts: SpawnOptions = { cwd: path.join(this.treeDir, spec.cwd), detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] };
     if (this.containment === 'pid-namespace') {
       const [file, ...args] = pidNamespacePrefix();
-      return { child: spawn(file!, [...args, '/bin/sh', '-c', spec.command], { ...opts, env: spec.env }), namespaceInit: true };
+      return { child: spawn(file, [...args, '/bin/sh', '-c', spec.command], { ...opts, env: spec.env }), namespaceInit: true };
     }
     const id = randomUUID();
     const env = { ...spec.env, [MARKER_VAR]: id };

@@ -92,7 +92,7 @@ function applyNumstat(files: ChangedFile[], buf: Buffer): void {
   const byPath = new Map(files.map((f) => [f.path, f]));
   const fields = nulFields(buf);
   for (let i = 0; i < fields.length; ) {
-    const [added, deleted, p] = fields[i++]!.split('\t');
+    const [added, deleted, p] = fields[i++].split('\t');
     let target = p;
     if (p === '') {
       i++; // rename source

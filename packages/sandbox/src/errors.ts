@@ -50,7 +50,7 @@ export class SandboxPathError extends SandboxError {
 /** The subcommand and its first arguments, past the options that set up git (`--git-dir=…`, `-c k=v`). */
 function commandOf(args: readonly string[]): readonly string[] {
   let i = 0;
-  while (i < args.length && args[i]!.startsWith('-')) i += args[i] === '-c' || args[i] === '-C' ? 2 : 1;
+  while (i < args.length && args[i].startsWith('-')) i += args[i] === '-c' || args[i] === '-C' ? 2 : 1;
   return args.slice(i, i + 3);
 }
 

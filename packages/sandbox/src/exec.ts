@@ -84,7 +84,7 @@ function statOf(pid: number): { state: string; start: string } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0]!, start: fields[19]! };
+    return { state: fields[0], start: fields[19] };
   } catch {
     return undefined;
   }

@@ -87,17 +87,17 @@ export function readHeaderPath(rest: Buffer): Buffer | null {
 function decodeEscapes(buf: Buffer, start: number, end: number): Buffer {
   const out: number[] = [];
   for (let i = start; i < end; i++) {
-    const c = buf[i]!;
+    const c = buf[i];
     if (c !== BACKSLASH || i + 1 >= end) {
       out.push(c);
       continue;
     }
-    const n = buf[i + 1]!;
+    const n = buf[i + 1];
     if (isOctal(n)) {
       // Up to three octal digits: one byte.
       let value = 0;
       let j = i + 1;
-      for (; j < end && j < i + 4 && isOctal(buf[j]); j++) value = value * 8 + (buf[j]! - 0x30);
+      for (; j < end && j < i + 4 && isOctal(buf[j]); j++) value = value * 8 + (buf[j] - 0x30);
       out.push(value & 0xff);
       i = j - 1;
     } else {

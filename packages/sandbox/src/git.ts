@@ -59,7 +59,7 @@ export function cleanGitEnv(extra: Readonly<Record<string, string>> = {}): Recor
 export function makeGitRunner(prefix: readonly string[] = []): GitRunner {
   return async (args, opts = {}) => {
     const [file, ...pre] = prefix.length > 0 ? [...prefix, 'git'] : ['git'];
-    const result = await execa(file!, [...pre, ...args], {
+    const result = await execa(file, [...pre, ...args], {
       cwd: opts.cwd,
       env: cleanGitEnv(opts.env),
       extendEnv: false,
@@ -69,11 +69,11 @@ export function makeGitRunner(prefix: readonly string[] = []): GitRunner {
       reject: false,
     });
     const exitCode = result.exitCode ?? -1;
-    const stderr = Buffer.from(result.stderr as Uint8Array).toString('utf8');
+    const stderr = Buffer.from(result.stderr).toString('utf8');
     if (exitCode !== 0 && !(opts.okExitCodes ?? []).includes(exitCode)) {
       throw new GitError(args, stderr || String(result.message ?? ''), result.exitCode, result.cause);
     }
-    return { stdout: Buffer.from(result.stdout as Uint8Array), stderr, exitCode };
+    return { stdout: Buffer.from(result.stdout), stderr, exitCode };
   };
 }
 

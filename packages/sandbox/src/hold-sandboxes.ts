@@ -23,7 +23,7 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T
       },
       (err: unknown) => {
         signal.removeEventListener('abort', onAbort);
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
       },
     );
   });

@@ -106,16 +106,16 @@ describe('the files and hunks of a diff', () => {
     const files = patchFiles(diff.patchBytes);
     expect(files.map((f) => f.path).sort()).toEqual(diff.files.map((f) => f.path).sort());
     const byPath = Object.fromEntries(files.map((f) => [f.path, f]));
-    for (const p of Object.keys(TWO_HUNKS)) expect(byPath[p]!.decisionIds, p).toEqual([`${p}#0`, `${p}#1`]);
-    expect(byPath['menu.txt']!.hunks.map((h) => h.id)).toEqual(['menu.txt#0', 'menu.txt#1']);
-    expect(byPath['menu.txt']!.hunks[0]).toMatchObject({
+    for (const p of Object.keys(TWO_HUNKS)) expect(byPath[p].decisionIds, p).toEqual([`${p}#0`, `${p}#1`]);
+    expect(byPath['menu.txt'].hunks.map((h) => h.id)).toEqual(['menu.txt#0', 'menu.txt#1']);
+    expect(byPath['menu.txt'].hunks[0]).toMatchObject({
       header: '@@ -1,7 +1,8 @@',
       lines: expect.arrayContaining(['-plat 4 caf\uFFFD cr\uFFFDme br\uFFFDl\uFFFDe', '+plat 4 \uFFFDt\uFFFD']),
     });
-    expect(byPath['tail.txt']!.hunks[1]!.lines).toEqual([' tail 27', ' tail 28', ' tail 29', '-tail 30', '\\ No newline at end of file', '+the end', '\\ No newline at end of file']);
-    expect(byPath['crlf.txt']!.hunks[0]!.lines).toContain('+row three\r');
+    expect(byPath['tail.txt'].hunks[1].lines).toEqual([' tail 27', ' tail 28', ' tail 29', '-tail 30', '\\ No newline at end of file', '+the end', '\\ No newline at end of file']);
+    expect(byPath['crlf.txt'].hunks[0].lines).toContain('+row three\r');
     expect(byPath['new name.txt']).toMatchObject({ status: 'renamed', oldPath: 'old name.txt', decisionIds: ['new name.txt#0'] });
-    expect(byPath['new name.txt']!.hunks).toHaveLength(1);
+    expect(byPath['new name.txt'].hunks).toHaveLength(1);
     // Decided whole, under <path>#0.
     expect(byPath['r2.txt']).toMatchObject({ status: 'renamed', oldPath: 'r1.txt', hunks: [], decisionIds: ['r2.txt#0'] });
     expect(byPath['logo.bin']).toMatchObject({ status: 'modified', binary: true, hunks: [], decisionIds: ['logo.bin#0'] });
@@ -147,7 +147,7 @@ describe('selecting hunks', () => {
 
   it("second hunks accepted, first rejected: the kept hunk's new-side start moves back, the rest of its @@ line stays", async () => {
     const chosen = selectHunks(diff, Object.keys(TWO_HUNKS).map((p) => `${p}#1`));
-    const menuHunk = patchFiles(chosen.patchBytes).find((f) => f.path === 'menu.txt')!.hunks[0]!;
+    const menuHunk = patchFiles(chosen.patchBytes).find((f) => f.path === 'menu.txt')!.hunks[0];
     // The dropped first hunk added a line: +35 becomes +34. The function context git wrote after
     // the numbers (cut by git before the first non-ASCII byte) is copied as it was.
     expect(menuHunk.header).toBe('@@ -34,7 +34,7 @@ plat 33 caf');

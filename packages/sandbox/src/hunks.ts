@@ -72,7 +72,7 @@ export function selectHunks(diff: SandboxDiff, accepted: Iterable<string>): Sand
       kept.push(changed);
       continue;
     }
-    const section = file.sections[0]!;
+    const section = file.sections[0];
     const hunks = keptHunks(section.hunks, (i) => wanted.has(hunkId(file.path, i)));
     if (hunks.length === 0) continue;
     parts.push(section.header, ...hunks);
@@ -147,16 +147,16 @@ function groupByFile(sections: readonly RawSection[]): FileSections[] {
 
 /** Decided whole: no text hunks, or a type change (half of one would not apply). */
 function isWhole(file: FileSections): boolean {
-  return file.sections.length > 1 || file.sections[0]!.hunks.length === 0;
+  return file.sections.length > 1 || file.sections[0].hunks.length === 0;
 }
 
 function decisionIds(file: FileSections): string[] {
-  return isWhole(file) ? [hunkId(file.path, 0)] : file.sections[0]!.hunks.map((_, i) => hunkId(file.path, i));
+  return isWhole(file) ? [hunkId(file.path, 0)] : file.sections[0].hunks.map((_, i) => hunkId(file.path, i));
 }
 
 function toPatchFile(file: FileSections): PatchFile {
   const whole = isWhole(file);
-  const first = file.sections[0]!;
+  const first = file.sections[0];
   const hunks = whole ? [] : first.hunks.map((h, i) => shownHunk(h, hunkId(file.path, i)));
   const status: PatchFileStatus =
     file.sections.length > 1 ? 'modified' : first.kind === 'renamed' ? 'renamed' : first.kind === 'copied' ? 'added' : first.kind;
@@ -177,5 +177,5 @@ function shownHunk(h: RawHunk, id: string): PatchHunk {
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
   const [header, ...body] = lines;
-  return { id, header: header!, lines: body };
+  return { id, header: header, lines: body };
 }

@@ -349,7 +349,7 @@ class OverlaySandbox implements BackendSandbox {
       network: spec.network ?? false,
     });
     const env = this.containment.proxySocket && !spec.network ? { ...spec.env, ...proxyEnv() } : spec.env;
-    const child = spawn(file!, args, { env, detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, { env, detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
   }
 

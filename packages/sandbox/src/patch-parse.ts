@@ -49,23 +49,23 @@ export function parsePatch(patch: Buffer): RawSection[] {
   const sections: RawSection[] = [];
   let i = 0;
   while (i < lines.length) {
-    if (!startsWith(patch, lines[i]!, DIFF_GIT)) throw formatError(patch, lines, i, 'expected a "diff --git" line');
-    const start = lines[i]!.start;
+    if (!startsWith(patch, lines[i], DIFF_GIT)) throw formatError(patch, lines, i, 'expected a "diff --git" line');
+    const start = lines[i].start;
     // Binary data lines start with a length letter, "literal", "delta" or are empty: never "@@ ".
     let headerStop = i + 1;
-    while (headerStop < lines.length && !startsWith(patch, lines[headerStop]!, HUNK) && !startsWith(patch, lines[headerStop]!, DIFF_GIT)) headerStop++;
+    while (headerStop < lines.length && !startsWith(patch, lines[headerStop], HUNK) && !startsWith(patch, lines[headerStop], DIFF_GIT)) headerStop++;
     const facts = readHeader(patch, lines, i, headerStop);
     const hunks: RawHunk[] = [];
     let j = headerStop;
-    while (j < lines.length && startsWith(patch, lines[j]!, HUNK)) {
+    while (j < lines.length && startsWith(patch, lines[j], HUNK)) {
       const numbers = hunkNumbers(patch, lines, j);
       const next = hunkEnd(patch, lines, j, numbers);
-      hunks.push({ bytes: patch.subarray(lines[j]!.start, next < lines.length ? lines[next]!.start : patch.length), ...numbers });
+      hunks.push({ bytes: patch.subarray(lines[j].start, next < lines.length ? lines[next].start : patch.length), ...numbers });
       j = next;
     }
-    if (j < lines.length && !startsWith(patch, lines[j]!, DIFF_GIT)) throw formatError(patch, lines, j, 'a hunk holds more lines than its @@ line counts');
-    const end = j < lines.length ? lines[j]!.start : patch.length;
-    const headerBytesEnd = headerStop < lines.length ? lines[headerStop]!.start : patch.length;
+    if (j < lines.length && !startsWith(patch, lines[j], DIFF_GIT)) throw formatError(patch, lines, j, 'a hunk holds more lines than its @@ line counts');
+    const end = j < lines.length ? lines[j].start : patch.length;
+    const headerBytesEnd = headerStop < lines.length ? lines[headerStop].start : patch.length;
     sections.push({
       bytes: patch.subarray(start, end),
       header: patch.subarray(start, Math.min(headerBytesEnd, end)),
@@ -90,7 +90,7 @@ function readHeader(patch: Buffer, lines: readonly Line[], first: number, stop: 
     throw formatError(patch, lines, l, why);
   };
   for (let l = first + 1; l < stop; l++) {
-    const line = patch.subarray(lines[l]!.start, lines[l]!.textEnd);
+    const line = patch.subarray(lines[l].start, lines[l].textEnd);
     // latin1: one character per byte, so the rest of a field is cut from the bytes, not the text.
     const text = line.toString('latin1');
     const field = (name: string): Buffer | undefined => (text.startsWith(name) ? line.subarray(name.length) : undefined);
@@ -107,7 +107,7 @@ function readHeader(patch: Buffer, lines: readonly Line[], first: number, stop: 
   // A section without rename or ---/+++ lines (binary, mode change, empty file) names its file
   // only on the `diff --git` line, where both sides are then the same path.
   const pair = () => {
-    const rest = patch.subarray(lines[first]!.start + DIFF_GIT.length, lines[first]!.textEnd);
+    const rest = patch.subarray(lines[first].start + DIFF_GIT.length, lines[first].textEnd);
     const split = splitPathPair(rest);
     return split ? withoutPrefix(split.b, 'b/') : fail(first, 'cannot tell the path on the "diff --git" line');
   };
@@ -131,13 +131,13 @@ function hunkEnd(patch: Buffer, lines: readonly Line[], at: number, counts: { ol
     else if (c !== 0x5c) throw formatError(patch, lines, j, 'a hunk line must start with " ", "-", "+" or "\\"');
     if (old < 0 || neu < 0) throw formatError(patch, lines, j, 'a hunk holds more lines than its @@ line counts');
   }
-  while (j < lines.length && patch[lines[j]!.start] === 0x5c) j++;
+  while (j < lines.length && patch[lines[j].start] === 0x5c) j++;
   return j;
 }
 
 function hunkNumbers(patch: Buffer, lines: readonly Line[], at: number): Omit<RawHunk, 'bytes'> {
   // latin1: one character per byte, so offsets in the string are offsets in the bytes.
-  const text = patch.subarray(lines[at]!.start, lines[at]!.textEnd).toString('latin1');
+  const text = patch.subarray(lines[at].start, lines[at].textEnd).toString('latin1');
   const m = HUNK_LINE.exec(text);
   if (!m) throw formatError(patch, lines, at, 'a malformed @@ line');
   const plus = text.indexOf(' +') + 2;
@@ -146,7 +146,7 @@ function hunkNumbers(patch: Buffer, lines: readonly Line[], at: number): Omit<Ra
     oldCount: m[2] === undefined ? 1 : Number(m[2]),
     newStart: Number(m[3]),
     newCount: m[4] === undefined ? 1 : Number(m[4]),
-    newStartAt: { offset: plus, length: m[3]!.length },
+    newStartAt: { offset: plus, length: m[3].length },
   };
 }
 

@@ -29,7 +29,7 @@ export async function ensurePlumbingGitDir(sessionDir: string, repo: RepoInfo): 
   const sha256 = (await objectFormat(repo)) === 'sha256';
   const core = [['repositoryformatversion', sha256 ? '1' : '0'], ['bare', 'true'], ...(await readingSettings(repo))];
   const config =
-    `[core]\n${core.map(([k, v]) => `\t${k} = ${quoted(v!)}\n`).join('')}` + (sha256 ? '[extensions]\n\tobjectFormat = sha256\n' : '');
+    `[core]\n${core.map(([k, v]) => `\t${k} = ${quoted(v)}\n`).join('')}` + (sha256 ? '[extensions]\n\tobjectFormat = sha256\n' : '');
   await writeFile(path.join(partial, 'config'), config);
   // Later lines win: the repository's own rules over the user's global ones, as in git.
   const rules = [await globalExcludes(repo), await readText(path.join(repo.commonDir, 'info', 'exclude'))];

@@ -120,7 +120,7 @@ async function symlinksAt(ctx: SessionContext, tree: string, paths: readonly str
   // "<mode> <type> <id>\t<path>"
   const entries = nulFields(out.stdout)
     .filter((e) => e.startsWith(`${SYMLINK} `))
-    .map((e) => ({ id: e.slice(0, e.indexOf('\t')).split(' ')[2]!, path: e.slice(e.indexOf('\t') + 1) }));
+    .map((e) => ({ id: e.slice(0, e.indexOf('\t')).split(' ')[2], path: e.slice(e.indexOf('\t') + 1) }));
   const targets = await readObjects(ctx, entries.map((e) => e.id));
   return new Map(entries.map((e) => [e.path, targets.get(e.id)?.toString('utf8') ?? '']));
 }

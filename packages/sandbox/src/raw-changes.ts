@@ -38,20 +38,20 @@ export function parseRawZ(buf: Buffer): RawChange[] {
   const changes: RawChange[] = [];
   for (let i = 0; i < fields.length; ) {
     // ":<old mode> <new mode> <old id> <new id> <status>"
-    const [oldMode, newMode, oldId, newId, status] = fields[i++]!.toString('latin1').replace(/^:/, '').split(' ');
-    const letter = status!.charAt(0);
-    const first = fields[i++]!;
+    const [oldMode, newMode, oldId, newId, status] = fields[i++].toString('latin1').replace(/^:/, '').split(' ');
+    const letter = status.charAt(0);
+    const first = fields[i++];
     const change: RawChange = {
       letter,
       path: first.toString('utf8'),
       pathBytes: first,
-      oldMode: oldMode!,
-      newMode: newMode!,
-      oldId: oldId!,
-      newId: newId!,
+      oldMode: oldMode,
+      newMode: newMode,
+      oldId: oldId,
+      newId: newId,
     };
     if (letter === 'R' || letter === 'C') {
-      const second = fields[i++]!;
+      const second = fields[i++];
       change.oldPath = change.path;
       change.oldPathBytes = first;
       change.path = second.toString('utf8');

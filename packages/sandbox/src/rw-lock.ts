@@ -36,7 +36,7 @@ export class RwLock {
 
   private pump(): void {
     while (this.waiting.length > 0 && !this.writer) {
-      const next = this.waiting[0]!;
+      const next = this.waiting[0];
       if (next.exclusive) {
         if (this.readers > 0) return;
         this.writer = true;

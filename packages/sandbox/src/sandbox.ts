@@ -42,8 +42,8 @@ const NO_STORAGE: BackendSandbox = {
   git: () => Promise.reject(new Error('discarded')),
   spawn: () => Promise.reject(new Error('discarded')),
   changeTrees: () => Promise.reject(new Error('discarded')),
-  release: async () => undefined,
-  destroy: async () => undefined,
+  release: () => Promise.resolve(),
+  destroy: () => Promise.resolve(),
   saveState: () => undefined,
 };
 
@@ -170,6 +170,7 @@ export class Sandbox {
       });
       // Registered before the first await after spawn, so a discard cannot miss it.
       let proc: ExecProcess | undefined;
+      // eslint-disable-next-line prefer-const -- a callback made before the assignment reads it
       proc = watchProcess(
         child,
         opts.signal,

@@ -49,7 +49,7 @@ describe('resume errors', () => {
     const other = await makeRepo({ 'b.txt': 'b\n' });
     const stateDir = await tempDir('ic-state-');
     const id = await keptSession(repo, stateDir);
-    const recorded = (await listSessions({ stateDir }))[0]!.backend;
+    const recorded = (await listSessions({ stateDir }))[0].backend;
 
     await expect(openSession({ repo: other, stateDir, resume: id })).rejects.toMatchObject({
       code: 'invalid-argument',

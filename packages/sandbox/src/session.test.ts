@@ -109,7 +109,7 @@ describe('session storage', () => {
     await sb.writeFile('b.txt', 'b\n');
     const dirs = await readdir(path.join(stateDir, 'sessions'));
     expect(dirs).toHaveLength(1);
-    const record = JSON.parse(await readFile(path.join(stateDir, 'sessions', dirs[0]!, 'session.json'), 'utf8'));
+    const record = JSON.parse(await readFile(path.join(stateDir, 'sessions', dirs[0], 'session.json'), 'utf8'));
     expect(record).toMatchObject({ repo, backend: session.backend, owner: { pid: process.pid } });
     expect(await git(repo, 'status', '--porcelain')).toBe('');
     await session.close();

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_APPLY_POLICY, type ApplyPolicyOptions } from './apply-policy.js';
-import type { BackendName, BackendSandbox, BackendSession, BaseChange, SandboxBackend, SessionContext } from './backend.js';
+import type { BackendName, BackendSandbox, BackendSession, BaseChange, SessionContext } from './backend.js';
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
 import { resolveContainment, withNetworkProxy, type SessionContainment } from './containment.js';
 import { dropUnusedDeltas } from './delta-layer.js';

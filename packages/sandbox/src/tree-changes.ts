@@ -27,8 +27,8 @@ export async function treeChanges(ctx: SessionContext, from: string, to: string,
   const changes: TreeChange[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     // ":<old mode> <new mode> <old id> <new id> <status>"
-    const [, mode, , id] = fields[i]!.replace(/^:/, '').split(' ');
-    changes.push({ path: fields[i + 1]!, mode: mode!, id: id! });
+    const [, mode, , id] = fields[i].replace(/^:/, '').split(' ');
+    changes.push({ path: fields[i + 1], mode: mode, id: id });
   }
   return changes;
 }

@@ -1,5 +1,6 @@
 // CSI sequences (colours, cursor moves), OSC sequences (titles, hyperlinks) ended by BEL or ST,
 // and the remaining two-character escapes. Colour codes are noise to a model and cost tokens.
+// eslint-disable-next-line no-control-regex -- terminal escape sequences are control characters: matching them is the point
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 
 export function stripAnsi(text: string): string {
@@ -17,7 +18,9 @@ export function cleanLine(line: string): string {
 }
 
 // C0 controls other than tab and newline, and DEL: what remains of them once escapes are gone.
+// eslint-disable-next-line no-control-regex -- terminal escape sequences are control characters: matching them is the point
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/g;
+// eslint-disable-next-line no-control-regex -- terminal escape sequences are control characters: matching them is the point
 const ODD = /[\x00-\x08\x0b-\x1f\x7f\ufffd]/g;
 
 /**

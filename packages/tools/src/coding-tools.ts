@@ -19,7 +19,7 @@ export interface CodingTools {
 }
 
 /**
- * The agent's coding tools (DESIGN §4): read_file, create_file, edit_file, list_files, grep and
+ * The agent's coding tools (docs/architecture.md, *CLI contracts*): read_file, create_file, edit_file, list_files, grep and
  * execute_command, each acting in the calling thread's sandbox as `sandboxFor` resolves it.
  */
 export function createCodingTools(opts: CodingToolsOptions): Tool[] {

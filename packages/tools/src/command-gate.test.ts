@@ -35,7 +35,7 @@ describe('execute_command where the sandbox cannot confine commands', { timeout:
   });
 
   const agentWith = (uncontained: UncontainedPolicy | undefined, sandbox: Sandbox = sb) => {
-    const agent = new ToolAgent({ sandboxFor: async () => sandbox, repoRoot: repo, uncontained: uncontained as UncontainedPolicy });
+    const agent = new ToolAgent({ sandboxFor: async () => sandbox, repoRoot: repo, uncontained: uncontained });
     agents.push(agent);
     return agent;
   };

@@ -10,10 +10,10 @@ const backends = await backendsUnderTest();
 /** What the model just received: a tool result for `id`, an injected event for `original`, or user text. */
 function lastInput(r: CompletionRequest): { kind: 'user' } | { kind: 'result'; id: string } | { kind: 'event'; original: string } {
   const msgs = r.messages;
-  const last = msgs[msgs.length - 1]!;
+  const last = msgs[msgs.length - 1];
   const result = last.content.find((b) => b.type === 'tool_result');
   if (!result || result.type !== 'tool_result') return { kind: 'user' };
-  const call = msgs[msgs.length - 2]!.content.find((b) => b.type === 'tool_use' && b.id === result.tool_use_id);
+  const call = msgs[msgs.length - 2].content.find((b) => b.type === 'tool_use' && b.id === result.tool_use_id);
   if (call?.type === 'tool_use' && call.name === INJECTED_TOOL_NAME) {
     return { kind: 'event', original: String(call.input.original_tool_call_id) };
   }
@@ -41,7 +41,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
   it(`streams a long command's output in batches while the thread keeps working (${backends[0]} backend)`, async () => {
     const ticks = 16;
     const agent = await setup(
-      backends[0]!,
+      backends[0],
       (r) => {
         const input = lastInput(r);
         if (input.kind === 'user') {
@@ -88,7 +88,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       expect(injected.at(-1)!.display).toMatchObject({ summary: 'exit code 0' });
       expect(texts.slice(0, -1).every((t) => !t.includes('[exit code'))).toBe(true);
       // Every line arrives exactly once, in order, across the result and the events.
-      const all = [textOf(started.content).split('Output so far:\n')[1]!, ...texts].join('\n');
+      const all = [textOf(started.content).split('Output so far:\n')[1], ...texts].join('\n');
       expect(all.match(/tick \d+/g)).toEqual(Array.from({ length: ticks }, (_, i) => `tick ${i + 1}`));
 
       // The UI's live tail saw every line as it came, from the first one (inside the inline
@@ -98,7 +98,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       );
       const lines = progress.filter((e) => !e.final).flatMap((e) => e.text.split('\n'));
       expect(lines).toEqual(Array.from({ length: ticks }, (_, i) => `tick ${i + 1}`));
-      expect(agent.events.indexOf(progress[0]!)).toBeLessThan(agent.events.indexOf(started));
+      expect(agent.events.indexOf(progress[0])).toBeLessThan(agent.events.indexOf(started));
       // The last one says the command is over, with its status.
       expect(progress.at(-1)).toMatchObject({ final: true, text: '[exit code: 0]' });
       expect(progress.filter((e) => e.final)).toHaveLength(1);
@@ -183,7 +183,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
 
   it('a host shutdown (the tools\' signal) kills running commands and ends their subscriptions', async () => {
     const shutdown = new AbortController();
-    const agent = await setup(backends[0]!, serverBrain, { commandTimeouts: { fastWindowMs: 200 }, signal: shutdown.signal });
+    const agent = await setup(backends[0], serverBrain, { commandTimeouts: { fastWindowMs: 200 }, signal: shutdown.signal });
     try {
       await agent.system.sendUserText('main', 'Start a server.');
       const proc = await agent.started;
@@ -208,7 +208,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
 
     it('a command still running in the background at the limit is killed, and its final event says so', async () => {
       const agent = await setup(
-        backends[0]!,
+        backends[0],
         (r) => (lastInput(r).kind === 'user' ? { toolCall: { name: 'execute_command', input: { command }, id: 'bg' } } : { text: 'ok' }),
         { commandTimeouts: { fastWindowMs: 200, maxRunMs: 1_500 }, timeLimitHelp: help },
       );
@@ -233,7 +233,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
 
     it('a limit inside the inline window: the result is an error saying it was stopped', async () => {
       const agent = await setup(
-        backends[0]!,
+        backends[0],
         (r) => (lastInput(r).kind === 'user' ? { toolCall: { name: 'execute_command', input: { command }, id: 'fg' } } : { text: 'ok' }),
         { commandTimeouts: { fastWindowMs: 5_000, maxRunMs: 500 } },
       );
@@ -255,7 +255,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
   it('after a crash and restart, a subscription whose command was lost gets a final event', async () => {
     const dbDir = await fx.tempDir('ic-tools-db-');
     const killCrashed = new AbortController();
-    const crashed = await setup(backends[0]!, serverBrain, {
+    const crashed = await setup(backends[0], serverBrain, {
       sqlitePath: `${dbDir}/state.db`,
       commandTimeouts: { fastWindowMs: 200 },
       signal: killCrashed.signal,
@@ -267,7 +267,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
     // The system stops without its tools being told (as in a crash): the subscription stays open.
     await crashed.close();
 
-    const restarted = await setup(backends[0]!, serverBrain, { sqlitePath: `${dbDir}/state.db` });
+    const restarted = await setup(backends[0], serverBrain, { sqlitePath: `${dbDir}/state.db` });
     try {
       await restarted.system.start();
       await restarted.system.whenIdle();

@@ -3,7 +3,7 @@ import { SandboxError, type Sandbox } from '@infinity-code/sandbox';
 import { ToolError } from './errors.js';
 import { guardPath, refuseGitDir } from './path-guard.js';
 import { splitLines, plural } from './text-lines.js';
-import { sandboxTool, short, str, type ToolEnv } from './tool-kit.js';
+import { sandboxTool, short, shown, str, type ToolEnv } from './tool-kit.js';
 import { fileDiff } from './unified-diff.js';
 
 export function createFileTool(env: ToolEnv): AsyncTool {
@@ -22,7 +22,7 @@ export function createFileTool(env: ToolEnv): AsyncTool {
       required: ['path', 'content'],
       additionalProperties: false,
     },
-    display: (input) => `Create ${short(input.path)} (${plural(splitLines(String(input.content ?? '')).length, 'line')})`,
+    display: (input) => `Create ${short(input.path)} (${plural(splitLines(shown(input.content)).length, 'line')})`,
     run: (input, sb) => createFile(sb, env, input),
   });
 }

@@ -5,7 +5,7 @@ import { classify } from './content-kind.js';
 import { ToolError } from './errors.js';
 import { applyEdit } from './edit-match.js';
 import { guardPath, refuseGitDir } from './path-guard.js';
-import { sandboxTool, short, str, type ToolEnv } from './tool-kit.js';
+import { sandboxTool, short, shown, str, type ToolEnv } from './tool-kit.js';
 import { changeSummary, fileDiff } from './unified-diff.js';
 
 export function editFileTool(env: ToolEnv): AsyncTool {
@@ -32,7 +32,7 @@ export function editFileTool(env: ToolEnv): AsyncTool {
       // only the input to go on).
       let added = 0;
       let removed = 0;
-      for (const c of diffLines(String(input.old_str ?? ''), String(input.new_str ?? ''))) {
+      for (const c of diffLines(shown(input.old_str), shown(input.new_str))) {
         if (c.added) added += c.count ?? 0;
         else if (c.removed) removed += c.count ?? 0;
       }

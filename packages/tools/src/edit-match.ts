@@ -18,13 +18,13 @@ export function applyEdit(rel: string, text: string, oldStr: string, newStr: str
   if (oldStr === newStr) throw new ToolError('old_str and new_str are identical, so the edit would change nothing.');
   const exact = occurrences(text, oldStr);
   if (exact.length === 1) {
-    const at = exact[0]!;
+    const at = exact[0];
     return { text: text.slice(0, at) + newStr + text.slice(at + oldStr.length), how: 'exact' };
   }
   if (exact.length > 1) throw ambiguous(rel, exact.length, 'exactly');
   const spans = lineSpans(text, oldStr);
   if (spans.length === 1) {
-    const { start, end } = spans[0]!;
+    const { start, end } = spans[0];
     // The span stops before the last line's line break, so a trailing one in new_str would double it.
     let replacement = oldStr.endsWith('\n') ? newStr.replace(/\n$/, '') : newStr;
     replacement = reindent(replacement, leadingSpace(firstNonBlank(oldStr)), leadingSpace(text.slice(start)));
@@ -73,11 +73,11 @@ function lineSpans(text: string, oldStr: string): Array<{ start: number; end: nu
   const spans: Array<{ start: number; end: number }> = [];
   for (let i = 0; i + want.length <= lines.length; i++) {
     let ok = true;
-    for (let j = 0; j < want.length && ok; j++) ok = lines[i + j]!.trim() === want[j];
+    for (let j = 0; j < want.length && ok; j++) ok = lines[i + j].trim() === want[j];
     if (!ok) continue;
-    const lastLine = lines[i + want.length - 1]!;
-    const end = offsets[i + want.length - 1]! + lastLine.replace(/\r$/, '').length;
-    spans.push({ start: offsets[i]!, end });
+    const lastLine = lines[i + want.length - 1];
+    const end = offsets[i + want.length - 1] + lastLine.replace(/\r$/, '').length;
+    spans.push({ start: offsets[i], end });
   }
   return spans;
 }

@@ -171,7 +171,7 @@ describe.each(backends)('a scripted agent reads, edits and tests (%s backend)', 
     const agent = new ToolAgent({
       sqlitePath: `${stateDir}/state.db`,
       repoRoot: repo,
-      brain: (r) => steps[step++]!(r),
+      brain: (r) => steps[step++](r),
       sandboxFor: async (threadId) => {
         let sb = sandboxes.get(threadId);
         if (!sb) sandboxes.set(threadId, (sb = await session.create(threadId)));

@@ -53,8 +53,8 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
     // The first edit is writing; the second has not even read the file yet.
     expect(probe.log.filter((e) => e === 'readFile twice.txt')).toHaveLength(1);
     write.release();
-    expect((await first!.answer).text).toContain('Replaced text in twice.txt');
-    expect((await second!.answer).text).toContain('Replaced text in twice.txt');
+    expect((await first.answer).text).toContain('Replaced text in twice.txt');
+    expect((await second.answer).text).toContain('Replaced text in twice.txt');
     expect(await sb.readText('twice.txt')).toBe('gamma\n');
     expect(probe.log.lastIndexOf('readFile twice.txt')).toBeGreaterThan(probe.indexOf('writeFile twice.txt: done'));
   });
@@ -62,8 +62,8 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
   it('reads a file created earlier in the same reply', async () => {
     await setup({});
     const [create, readBack] = reply([{ name: 'create_file', input: { path: 'fresh.txt', content: 'just made\n' } }, read('fresh.txt')]);
-    expect((await create!.answer).isError).toBe(false);
-    const r = await readBack!.answer;
+    expect((await create.answer).isError).toBe(false);
+    const r = await readBack.answer;
     expect(r.isError).toBe(false);
     expect(r.text).toContain('just made');
   });
@@ -77,10 +77,10 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
     expect(probe.indexOf(/c\.txt/)).toBe(-1);
     for (const h of holds) h.release();
     const [a, grep, b, e] = await Promise.all(calls.map((c) => c.answer));
-    expect(a!.text).toContain('aaa');
-    expect(grep!.text).toContain('b.txt');
-    expect(b!.text).toContain('bbb');
-    expect(e!.isError).toBe(false);
+    expect(a.text).toContain('aaa');
+    expect(grep.text).toContain('b.txt');
+    expect(b.text).toContain('bbb');
+    expect(e.isError).toBe(false);
     const editStart = probe.indexOf(/c\.txt/);
     for (const done of ['readFile a.txt: done', 'readFile b.txt: done', /^exec .*--regexp=bbb.*: done$/]) {
       expect(probe.indexOf(done)).toBeGreaterThanOrEqual(0);
@@ -95,8 +95,8 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
     await write.reached;
     expect(probe.indexOf('exec cat cmd.txt')).toBe(-1);
     write.release();
-    expect((await change!.answer).isError).toBe(false);
-    expect((await cat!.answer).text).toBe('after\n[exit code: 0]');
+    expect((await change.answer).isError).toBe(false);
+    expect((await cat.answer).text).toBe('after\n[exit code: 0]');
     expect(probe.indexOf('exec cat cmd.txt')).toBeGreaterThan(probe.indexOf('writeFile cmd.txt: done'));
   });
 
@@ -106,10 +106,10 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
     const start = probe.hold('exec echo started');
     const [command, change, readBack] = reply([run('echo started'), edit('free.txt', 'one', 'two'), read('free.txt')]);
     await start.reached;
-    expect((await change!.answer).isError).toBe(false);
-    expect((await readBack!.answer).text).toContain('two');
+    expect((await change.answer).isError).toBe(false);
+    expect((await readBack.answer).text).toContain('two');
     start.release();
-    expect((await command!.answer).text).toBe('started\n[exit code: 0]');
+    expect((await command.answer).text).toBe('started\n[exit code: 0]');
   });
 
   it('does not make another thread wait for this thread\'s write', async () => {
@@ -120,13 +120,13 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
     // The same thread's next read waits for the write; another thread's read does not.
     const [ownRead] = reply([read('shared.txt')], 'thread-a');
     let ownAnswered = false;
-    void ownRead!.answer.then(() => (ownAnswered = true));
+    void ownRead.answer.then(() => (ownAnswered = true));
     const [otherRead] = reply([read('shared.txt')], 'thread-b');
-    expect((await otherRead!.answer).text).toContain('old');
+    expect((await otherRead.answer).text).toContain('old');
     expect(ownAnswered).toBe(false);
     write.release();
-    expect((await change!.answer).isError).toBe(false);
-    expect((await ownRead!.answer).text).toContain('new');
+    expect((await change.answer).isError).toBe(false);
+    expect((await ownRead.answer).text).toContain('new');
   });
 
   it('goes on after a call that failed', async () => {
@@ -137,10 +137,10 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
       read('after-failure.txt'),
       run('cat after-failure.txt'),
     ]);
-    expect((await failed!.answer).text).toContain('old_str not found in fail.txt');
-    expect((await create!.answer).isError).toBe(false);
-    expect((await readBack!.answer).text).toContain('made anyway');
-    expect((await cat!.answer).text).toBe('made anyway\n[exit code: 0]');
+    expect((await failed.answer).text).toContain('old_str not found in fail.txt');
+    expect((await create.answer).isError).toBe(false);
+    expect((await readBack.answer).text).toContain('made anyway');
+    expect((await cat.answer).text).toBe('made anyway\n[exit code: 0]');
   });
 
   it('answers a call cancelled while it waited at once, never runs it, and lets the later calls go on', async () => {
@@ -153,14 +153,14 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
       run('cat queue.txt'),
     ]);
     await write.reached;
-    second!.cancel();
-    cat!.cancel();
+    second.cancel();
+    cat.cancel();
     // Both answer while the first edit is still held: they no longer wait for anything.
-    expect(await second!.answer).toEqual({ text: CANCELLED_BEFORE_START, isError: true });
-    expect(await cat!.answer).toEqual({ text: 'Command cancelled before it started.', isError: true });
+    expect(await second.answer).toEqual({ text: CANCELLED_BEFORE_START, isError: true });
+    expect(await cat.answer).toEqual({ text: 'Command cancelled before it started.', isError: true });
     write.release();
-    expect((await first!.answer).isError).toBe(false);
-    const r = await readBack!.answer;
+    expect((await first.answer).isError).toBe(false);
+    const r = await readBack.answer;
     expect(r.text).toContain('two');
     expect(r.text).not.toContain('three');
     expect(await sb.readText('queue.txt')).toBe('two\n');

@@ -27,7 +27,7 @@ describe('ProgressLines (live tail of command output)', () => {
     expect(lines).toHaveLength(20);
     expect(lines.at(-1)).toBe('line 999');
     const [long] = p.push(`${'x'.repeat(5000)}\n`);
-    expect(long!.length).toBe(300);
-    expect(long!.endsWith('…')).toBe(true);
+    expect(long.length).toBe(300);
+    expect(long.endsWith('…')).toBe(true);
   });
 });

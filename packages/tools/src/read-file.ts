@@ -4,7 +4,7 @@ import { classify } from './content-kind.js';
 import { ToolError } from './errors.js';
 import { guardPath } from './path-guard.js';
 import { clipLine, numbered, plural, splitLines } from './text-lines.js';
-import { optInt, sandboxTool, short, str, type ToolEnv } from './tool-kit.js';
+import { optInt, sandboxTool, short, shown, str, type ToolEnv } from './tool-kit.js';
 
 export const READ_LIMITS = {
   /** Lines shown by one call; the note says how to read on. */
@@ -39,7 +39,7 @@ export function readFileTool(env: ToolEnv): AsyncTool {
     display(input) {
       const s = input.start_line;
       const e = input.end_line;
-      const range = s === undefined && e === undefined ? '' : `:${String(s ?? 1)}-${e === undefined ? '' : String(e)}`;
+      const range = s === undefined && e === undefined ? '' : `:${s === undefined ? '1' : shown(s)}-${e === undefined ? '' : shown(e)}`;
       return `Read ${short(input.path)}${range}`;
     },
     run: (input, sb) => readFile(sb, env, input),
@@ -117,7 +117,7 @@ export function renderLines(rel: string, lines: readonly string[], start?: numbe
   let last = first - 1;
   for (let n = first; n <= wantedLast; n++) {
     if (n - first >= READ_LIMITS.maxLines) break;
-    const line = numbered(n, clipLine(lines[n - 1]!.replace(/\r$/, ''), READ_LIMITS.maxLineChars));
+    const line = numbered(n, clipLine(lines[n - 1].replace(/\r$/, ''), READ_LIMITS.maxLineChars));
     // Always show at least one line, however long, so a read always makes progress.
     if (chars + line.length > READ_LIMITS.maxChars && n > first) break;
     chars += line.length + 1;

@@ -86,9 +86,18 @@ export function optInt(input: Record<string, unknown>, key: string): number | un
   return v;
 }
 
+/**
+ * A model's argument as text for a display line: a string as it is, anything else (a model may
+ * send an object where a string belongs) as JSON rather than "[object Object]".
+ */
+export function shown(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+}
+
 /** For display lines: one line, not too long. */
 export function short(value: unknown, max = 80): string {
-  const line = String(value ?? '').split('\n')[0]!;
+  const line = shown(value).split('\n')[0] ?? '';
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 

@@ -18,10 +18,10 @@ const orphan: AsyncTool = {
   },
 };
 const brain = (r: CompletionRequest) =>
-  r.messages.at(-1)!.content[0]!.type === 'text' ? { toolCall: { name: 'watch_forever', input: {} } } : { text: 'Waiting for it.' };
+  r.messages.at(-1)!.content[0].type === 'text' ? { toolCall: { name: 'watch_forever', input: {} } } : { text: 'Waiting for it.' };
 
 async function main(): Promise<string> {
-  const store = new SqliteStore({ path: join(dir!, 'state.db') });
+  const store = new SqliteStore({ path: join(dir, 'state.db') });
   const system = new LocalSystem({ store, provider: new ScriptedProvider(brain), tools: [orphan], model: 'm' });
   const loop = whenLoopDrains();
   await system.sendUserText('t1', 'watch');
@@ -32,4 +32,4 @@ async function main(): Promise<string> {
 }
 
 // Not a top-level await: like the CLI's entry, a pending promise alone does not keep Node alive.
-main().then((out) => process.stdout.write(`${out}\n`));
+void main().then((out) => process.stdout.write(`${out}\n`));

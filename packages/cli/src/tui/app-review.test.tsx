@@ -113,7 +113,7 @@ describe('children, their reports and the review of their diffs', () => {
     await rig.press('j'); // onto the first hunk
     expect(f = rig.frame()).toMatch(/▸ · @@ -1,3 \+1,3 @@[\s│]+import \{ lex \}[\s\S]*-const strict = false;[\s│]+\+const strict = true;/);
     await rig.press('a'); // accept it; the cursor moves on to the next undecided hunk
-    expect(rig.frame()).toMatch(/✓ @@ -1,3 \+1,3 @@[\s│]+▸ · @@ -20,2 \+20,2 @@[\s│]+-  throw new Error/);
+    expect(rig.frame()).toMatch(/✓ @@ -1,3 \+1,3 @@[\s│]+▸ · @@ -20,2 \+20,2 @@[\s│]+- {2}throw new Error/);
     await rig.press('r', 'keep the old error message');
     expect(rig.frame()).toContain('Reason for rejecting src/parser.ts hunk 2: keep the old error message');
     await rig.press('\r');
@@ -156,8 +156,8 @@ describe('children, their reports and the review of their diffs', () => {
     await rig.press('R', 'not now', '\r', '\r');
     await rig.settle();
     expect(applied).toHaveLength(1);
-    expect(applied[0]!.request.kind).toBe('working-tree');
-    expect(applied[0]!.decision.rejected.map((r) => r.reason)).toEqual(['not now', 'not now', 'not now']);
+    expect(applied[0].request.kind).toBe('working-tree');
+    expect(applied[0].decision.rejected.map((r) => r.reason)).toEqual(['not now', 'not now', 'not now']);
     expect(rig.frame()).toContain('Session changes → working tree: accepted 0 hunks, rejected 3.');
   });
 });
@@ -177,7 +177,7 @@ describe('quitting with a review pending', () => {
     await rig.untilState((s) => s.reviews.length === 1);
     await rig.run(() => rig!.controller.quit()); // resolves although nobody decided
     // The review went with the close: a late decision is refused, not applied to a closed session.
-    const review = rig.store.getState().reviews[0]!;
+    const review = rig.store.getState().reviews[0];
     await expect(rig.run(() => rig!.controller.resolveReview(review, { accepted: [], rejected: [] }))).rejects.toThrow(/no review .* is waiting/);
   });
 });

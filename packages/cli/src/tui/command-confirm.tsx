@@ -10,7 +10,7 @@ export interface CommandConfirmProps {
   /** Who asks: "the agent", or a child thread's label. */
   from: string;
   /** Called once with the user's answer: y runs it, n (or Esc) declines. */
-  onAnswer(allow: boolean): void;
+  onAnswer: (allow: boolean) => void;
   isActive: boolean;
 }
 

@@ -46,10 +46,10 @@ function figures(completions: number, u: Usage): string[] {
 
 /** Text columns left-aligned, figures (from `calls` on) right-aligned. */
 function align(table: string[][]): string[] {
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
   return table.map((row) =>
     row
-      .map((cell, i) => (i >= 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .map((cell, i) => (i >= 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
       .join('  ')
       .trimEnd(),
   );

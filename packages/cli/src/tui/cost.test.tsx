@@ -48,7 +48,7 @@ describe('/cost and the status line', () => {
     await rig.submit('/cost');
     await rig.untilState((s) => s.items.some((i) => i.kind === 'notice' && i.text.startsWith('Usage of session')));
     const f = rig.frame();
-    const childId = rig.events.flatMap((e) => (e.type === 'thread-spawned' ? [e.childId] : []))[0]!;
+    const childId = rig.events.flatMap((e) => (e.type === 'thread-spawned' ? [e.childId] : []))[0];
     expect(f).toContain('Usage of session root (USD estimated at list prices):');
     expect(f).toMatch(/thread\s+kind\s+model\s+calls\s+input\s+cache write\s+cache read\s+output\s+USD/);
     expect(f).toMatch(/root\s+root\s+claude-opus-4-5\s+3\s+6,000\s+30,000\s+0\s+3,000\s+\$0\.2925/);

@@ -15,7 +15,7 @@ export function deferredController(ready: Promise<TuiController>): TuiController
     },
     () => attach.splice(0),
   );
-  const later = <T>(subscribe: (c: TuiController) => () => void): (() => void) => {
+  const later = (subscribe: (c: TuiController) => () => void): (() => void) => {
     if (live) return subscribe(live);
     let off: (() => void) | undefined;
     let cancelled = false;

@@ -95,7 +95,7 @@ export function currentFile(s: ReviewState): number {
 
 /** Accepted / rejected / total hunks of a file. */
 export function fileTally(s: ReviewState, file: number): { accepted: number; rejected: number; total: number } {
-  const ids = fileHunkIds(s.diff.files[file]!);
+  const ids = fileHunkIds(s.diff.files[file]);
   const accepted = ids.filter((id) => s.verdicts[id]?.accepted === true).length;
   const rejected = ids.filter((id) => s.verdicts[id]?.accepted === false).length;
   return { accepted, rejected, total: ids.length };
@@ -104,7 +104,7 @@ export function fileTally(s: ReviewState, file: number): { accepted: number; rej
 function idsOf(s: ReviewState, index: number): readonly string[] {
   const e = s.entries[index];
   if (!e) return [];
-  return e.kind === 'hunk' ? [e.id] : fileHunkIds(s.diff.files[e.file]!);
+  return e.kind === 'hunk' ? [e.id] : fileHunkIds(s.diff.files[e.file]);
 }
 
 function decide(s: ReviewState, ids: readonly string[], v: Verdict): ReviewState {
@@ -117,7 +117,7 @@ function decide(s: ReviewState, ids: readonly string[], v: Verdict): ReviewState
 function advance(s: ReviewState, scope: 'entry' | 'all'): ReviewState {
   if (scope === 'all') return s;
   for (let i = s.cursor + 1; i < s.entries.length; i++) {
-    const e = s.entries[i]!;
+    const e = s.entries[i];
     if (e.kind === 'hunk' && !s.verdicts[e.id]) return { ...s, cursor: i };
   }
   return s;

@@ -18,7 +18,7 @@ export interface DiffReviewProps {
   diff: ReviewDiff;
   title: string;
   /** Called once, when every hunk is decided and the user finishes. */
-  onDecision(decision: ReviewDecision): void;
+  onDecision: (decision: ReviewDecision) => void;
   isActive: boolean;
   /** Lines of the focused hunk to show; keeps the live region shorter than the terminal. */
   maxHunkLines?: number;
@@ -184,6 +184,6 @@ function targetName(s: ReviewState): string {
   if (!target || target.kind === 'all') return 'the whole diff';
   const e = s.entries[target.index];
   if (!e) return 'this change';
-  const file = s.diff.files[e.file]!;
+  const file = s.diff.files[e.file];
   return e.kind === 'file' ? file.path : `${file.path} hunk ${e.hunk + 1}`;
 }

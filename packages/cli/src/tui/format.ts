@@ -28,7 +28,7 @@ export function truncate(s: string, max: number): string {
 export function summarize(text: string, max = 100): string {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   if (lines.length === 0) return '(no output)';
-  const first = truncate(lines[0]!.trim(), max);
+  const first = truncate(lines[0].trim(), max);
   return lines.length > 1 ? `${first} (+${lines.length - 1} lines)` : first;
 }
 

@@ -4,9 +4,9 @@ import { continueLine, editPrompt, EMPTY_PROMPT, enterAction, type PromptEdit, t
 import { useLatestState } from './use-latest-state.js';
 
 export interface PromptInputProps {
-  onSubmit(text: string): void;
+  onSubmit: (text: string) => void;
   /** Tab: what the value becomes, and the candidates to list when several match. */
-  complete(value: string): { value: string; candidates: string[] };
+  complete: (value: string) => { value: string; candidates: string[] };
   /** Only one input handler may own the keyboard (a diff review takes it). */
   isActive: boolean;
   placeholder?: string;

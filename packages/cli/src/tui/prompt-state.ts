@@ -99,6 +99,6 @@ function browse(s: PromptState, dir: -1 | 1): PromptState {
   if (index === current) return s;
   const draft = s.historyIndex === null ? s.value : s.draft;
   if (index === s.history.length) return { ...s, value: draft, cursor: draft.length, historyIndex: null, draft: '' };
-  const value = s.history[index]!;
+  const value = s.history[index];
   return { ...s, value, cursor: value.length, historyIndex: index, draft };
 }

@@ -58,7 +58,7 @@ export function createReviewBroker(opts: ReviewBrokerOptions): ReviewBroker {
               release([reviewNote(decision, outcome), leftOutNote(diff)].filter((l) => l !== '').join('\n'));
               return outcome;
             } catch (err) {
-              fail(err);
+              fail(err instanceof Error ? err : new Error(String(err)));
               throw err;
             }
           },

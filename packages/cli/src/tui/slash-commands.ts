@@ -63,7 +63,7 @@ export function complete(input: string): { value: string; candidates: SlashName[
   if (candidates.length === 1) return { value: `/${candidates[0]} `, candidates };
   if (candidates.length === 0) return { value: input, candidates };
   // Several: extend to their common prefix, as shells do.
-  let common: string = candidates[0]!;
+  let common: string = candidates[0];
   for (const c of candidates) while (!c.startsWith(common)) common = common.slice(0, -1);
   return { value: `/${common}`, candidates };
 }

@@ -127,7 +127,7 @@ describe('the UI reducer over real runtime events', () => {
     expect(s.state.running).toEqual([]);
     expect(s.state.background).toMatchObject([{ display: '$ npm test', tail: ['compiling', 'PASS a.test.ts', 'PASS b.test.ts'] }]);
     ctx!.progress('PASS c.test.ts');
-    expect(s.state.background[0]!.tail).toEqual(['PASS a.test.ts', 'PASS b.test.ts', 'PASS c.test.ts']);
+    expect(s.state.background[0].tail).toEqual(['PASS a.test.ts', 'PASS b.test.ts', 'PASS c.test.ts']);
     // The command is over: its row goes at once, before its final event reaches the thread.
     ctx!.progress('[exit code: 0]', { final: true });
     expect(s.state.background).toEqual([]);

@@ -43,7 +43,7 @@ export function reduce(s: UiState, event: RuntimeEvent | UiAction): UiState {
 function reduceUi(s: UiState, a: UiAction): UiState {
   switch (a.type) {
     case 'ui:submit': {
-      // The message ends whatever the root waits on (DESIGN §2: user text interrupts a pending
+      // The message ends whatever the root waits on (docs/architecture.md, *The slice*: user text interrupts a pending
       // call), so those rows finish above it, keeping the transcript in the order things happened.
       let next = flushLive(s);
       for (const r of next.running) {

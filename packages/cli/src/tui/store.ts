@@ -8,10 +8,10 @@ import { initialState, reduce, type UiAction, type UiState } from './state.js';
  * useSyncExternalStore.
  */
 export interface UiStore {
-  getState(): UiState;
+  getState: () => UiState;
   dispatch(event: RuntimeEvent | UiAction): void;
   /** For React: called after every change. */
-  subscribe(listener: () => void): () => void;
+  subscribe: (listener: () => void) => () => void;
   /** Stop listening to the runtime. */
   disconnect(): void;
 }

@@ -66,7 +66,7 @@ export function Entry({ item }: { item: TranscriptItem }) {
         </Box>
       );
     case 'notice': {
-      const n = NOTICE[item.level]!;
+      const n = NOTICE[item.level];
       return (
         <Text color={n.color}>
           {n.mark} {item.text}

@@ -166,7 +166,7 @@ export function initialState(info: TuiInfo): UiState {
 type NewItem = TranscriptItem extends infer T ? (T extends { id: number } ? Omit<T, 'id'> : never) : never;
 
 export function pushItem(s: UiState, item: NewItem): UiState {
-  return { ...s, items: [...s.items, { ...item, id: s.nextId } as TranscriptItem], nextId: s.nextId + 1 };
+  return { ...s, items: [...s.items, { ...item, id: s.nextId }], nextId: s.nextId + 1 };
 }
 
 export function notice(s: UiState, level: NoticeLevel, text: string): UiState {

@@ -30,7 +30,7 @@ const record: AsyncTool = {
   input_schema: { type: 'object', properties: { step: { type: 'number' } }, required: ['step'] },
   dispatch(input, ctx) {
     // The side effect happens inside dispatch, so "executed" is exactly "dispatched".
-    appendFileSync(logPath!, `${ctx.call.id} ${String(input.step)}\n`);
+    appendFileSync(logPath, `${ctx.call.id} ${String(input.step)}\n`);
     setImmediate(() => void ctx.respond({ content: `recorded ${String(input.step)}` }));
   },
 };

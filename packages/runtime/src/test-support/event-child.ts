@@ -19,7 +19,7 @@ function tailTool(): AsyncTool {
       const lines = readFileSync(file, 'utf8').split('\n');
       lines.pop(); // the last piece is incomplete (or empty)
       while (sent < lines.length) {
-        const line = lines[sent]!;
+        const line = lines[sent];
         await ctx.emit({ id: `line-${sent}`, content: line, associative: true, final: line === 'END' });
         sent++;
         if (line === 'END') return;
@@ -46,8 +46,8 @@ function tailTool(): AsyncTool {
 }
 
 function brain(r: CompletionRequest) {
-  const last = r.messages.at(-1)!.content[0]!;
-  if (last.type === 'text' && last.text === 'follow') return { toolCall: { name: 'tail_file', input: { path: arg! } } };
+  const last = r.messages.at(-1)!.content[0];
+  if (last.type === 'text' && last.text === 'follow') return { toolCall: { name: 'tail_file', input: { path: arg } } };
   if (last.type === 'text' && last.text === 'nap') return { text: 'Napping.', toolCall: { name: 'sleep', input: { seconds: 2 } } };
   if (last.type === 'tool_result' && JSON.stringify(last).includes('The wait is over')) return { text: `awake at ${Date.now()}` };
   return { text: 'noted' };

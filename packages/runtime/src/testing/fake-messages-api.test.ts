@@ -162,7 +162,7 @@ describe('fake Messages API: usage and prompt caching', () => {
     ];
     const second = await client.messages.create({ model: 'claude-test', max_tokens: 64, system, messages: turn2 });
     expect(second.usage).toMatchObject({ input_tokens: 7, cache_creation_input_tokens: 23, cache_read_input_tokens: 1100, output_tokens: 3 });
-    expect(api.requests.map((r) => r.usage)).toEqual([first.usage, second.usage].map((u) => expect.objectContaining({ ...u })));
+    expect(api.requests.map((r) => r.usage)).toEqual([first.usage, second.usage].map((u): unknown => expect.objectContaining({ ...u })));
     expect(sumUsage(api.requests)).toEqual({
       requests: 2,
       input_tokens: 7,

@@ -133,7 +133,7 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promis
     const due = timing ? frameSchedule(timing, outChars, totalChars) : outChars.map(() => 0);
     if (reply.stallMs !== undefined) {
       const at = reply.stallAfterChunks ?? 0;
-      for (let i = at; i < due.length; i++) due[i]! += reply.stallMs;
+      for (let i = at; i < due.length; i++) due[i] += reply.stallMs;
     }
     const finish = (part: string): void => {
       if (cut === undefined) res.end(part);
@@ -144,11 +144,11 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promis
     const sendFrom = (i: number, at: number): void => {
       if (res.destroyed) return;
       let j = i;
-      while (j < toSend.length && due[j]! <= at) j++;
+      while (j < toSend.length && due[j] <= at) j++;
       const part = toSend.slice(i, j).map((f) => f.text).join('');
       if (j === toSend.length) return finish(part);
       if (part) res.write(part);
-      later(due[j]! - at, () => sendFrom(j, due[j]!));
+      later(due[j] - at, () => sendFrom(j, due[j]));
     };
     const headersAt = timing?.firstByteMs ?? 0;
     later(headersAt, () => {

@@ -79,7 +79,7 @@ function checkToolPairing(messages: readonly Block[][]): string | undefined {
       seen.add(id);
       calls.push(id);
     }
-    const answered = i > 0 ? callsOf(messages[i - 1]!) : [];
+    const answered = i > 0 ? callsOf(messages[i - 1]) : [];
     const problem = checkResults(i, content, answered) ?? checkOrder(i, leadingResults(content), answered);
     if (problem) return problem;
     const next = leadingResults(messages[i + 1] ?? []);
@@ -106,7 +106,7 @@ function checkOrder(i: number, results: readonly Block[], calls: readonly string
   if (k < 0 || results.length !== calls.length) return undefined;
   return (
     `messages.${i}.content.${k}: \`tool_result\` blocks must follow the order of the \`tool_use\` blocks ` +
-    `in messages.${i - 1}: expected ${calls[k]}, found ${String(results[k]!.tool_use_id)}`
+    `in messages.${i - 1}: expected ${calls[k]}, found ${String(results[k].tool_use_id)}`
   );
 }
 

@@ -54,22 +54,22 @@ export class PromptCache {
     let readAt = -1;
     for (const bp of breakpoints) {
       for (let p = bp; p >= Math.max(0, bp - this.#lookback) && p > readAt; p--) {
-        if (this.#live(hashes[p]!, now)) {
+        if (this.#live(hashes[p], now)) {
           readAt = p;
           break;
         }
       }
     }
-    if (readAt >= 0) this.#entries.set(hashes[readAt]!, now + this.#ttlMs);
-    const read = readAt >= 0 ? cumulative[readAt]! : 0;
+    if (readAt >= 0) this.#entries.set(hashes[readAt], now + this.#ttlMs);
+    const read = readAt >= 0 ? cumulative[readAt] : 0;
 
     let written = 0;
     let writtenAt = -1;
     for (const bp of breakpoints) {
-      if (cumulative[bp]! < this.#minTokens) continue;
-      this.#entries.set(hashes[bp]!, now + this.#ttlMs);
+      if (cumulative[bp] < this.#minTokens) continue;
+      this.#entries.set(hashes[bp], now + this.#ttlMs);
       if (bp > readAt) {
-        written = cumulative[bp]! - read;
+        written = cumulative[bp] - read;
         writtenAt = bp;
       }
     }
@@ -77,8 +77,8 @@ export class PromptCache {
       input_tokens: total - read - written,
       cache_creation_input_tokens: written,
       cache_read_input_tokens: read,
-      ...(readAt >= 0 && { readThrough: blocks[readAt]!.path }),
-      ...(writtenAt >= 0 && { writtenThrough: blocks[writtenAt]!.path }),
+      ...(readAt >= 0 && { readThrough: blocks[readAt].path }),
+      ...(writtenAt >= 0 && { writtenThrough: blocks[writtenAt].path }),
     };
   }
 

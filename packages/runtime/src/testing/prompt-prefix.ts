@@ -51,7 +51,7 @@ export function prefixHashes(model: string, blocks: readonly PrefixBlock[], upTo
   const out: string[] = [];
   let prev = createHash('sha256').update(`model\n${model}`).digest('hex');
   for (let i = 0; i <= upTo && i < blocks.length; i++) {
-    prev = createHash('sha256').update(prev).update('\n').update(blocks[i]!.key).digest('hex');
+    prev = createHash('sha256').update(prev).update('\n').update(blocks[i].key).digest('hex');
     out.push(prev);
   }
   return out;

@@ -18,6 +18,7 @@ const [repo, stateDir, backend, mode, expectFile] = process.argv.slice(2) as [st
 
 if (mode.startsWith('restack:')) {
   const at = mode.slice('restack:'.length) as RestackPoint;
+  // eslint-disable-next-line prefer-const -- a callback made before the assignment reads it
   let session: SandboxSession | undefined;
   const scenario = restackScenario(async (point) => {
     if (point !== at) return;
@@ -32,6 +33,7 @@ if (mode.startsWith('restack:')) {
 }
 
 if (mode === 'refresh' || mode === 'refresh-interrupted') {
+  // eslint-disable-next-line prefer-const -- a callback made before the assignment reads it
   let session: SandboxSession | undefined;
   const hooks = {
     async beforeRebase() {

@@ -25,15 +25,15 @@ export async function runAndKill(
   });
   let out = '';
   let err = '';
-  child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
   while (!/READY \S+\n/.test(out)) {
     const chunk: unknown = await new Promise((resolve, reject) => {
-      child.stdout!.once('data', resolve);
+      child.stdout.once('data', resolve);
       child.once('exit', () => reject(new Error(`crash child exited early: ${out}${err}`)));
     });
     out += String(chunk);
   }
   child.kill('SIGKILL');
   await child;
-  return /READY (\S+)\n/.exec(out)![1]!;
+  return /READY (\S+)\n/.exec(out)![1];
 }

@@ -148,12 +148,12 @@ export function registerExecTests(s: SuiteContext): void {
     }
     const [bgPid, ...more] = await pidsWithArg(tag);
     expect(more).toEqual([]);
-    expect(isGoneOrZombie(bgPid!)).toBe(false);
+    expect(isGoneOrZombie(bgPid)).toBe(false);
     ac.abort();
     const result = await proc.done;
     expect(result.cancelled).toBe(true);
     expect(result.exitCode).toBeNull();
-    expect(isGoneOrZombie(bgPid!)).toBe(true);
+    expect(isGoneOrZombie(bgPid)).toBe(true);
   });
 
   registerContainmentTests(s);
@@ -242,10 +242,10 @@ export function registerContainmentTests(s: SuiteContext): void {
     }
     const pids = await pidsWithArg(tag);
     expect(pids).toHaveLength(1);
-    expect(isGoneOrZombie(pids[0]!)).toBe(false);
+    expect(isGoneOrZombie(pids[0])).toBe(false);
     ac.abort();
     expect(await proc.done).toMatchObject({ cancelled: true });
-    expect(isGoneOrZombie(pids[0]!)).toBe(true);
+    expect(isGoneOrZombie(pids[0])).toBe(true);
   });
 
   it('commands see no model credentials: not in their environment, nor in any process they can see', async () => {

@@ -114,17 +114,17 @@ export function registerIsolationTests(s: SuiteContext): void {
     const repo = await makeRepo({ 'base.txt': 'base\n' });
     const session = await s.open(repo);
     const chain: Sandbox[] = [await session.create('level-0')];
-    await chain[0]!.writeFile('level-0.txt', '0\n');
+    await chain[0].writeFile('level-0.txt', '0\n');
     for (let i = 1; i < 10; i++) {
       const next = await session.create(`level-${i}`, chain[i - 1]);
       await next.writeFile(`level-${i}.txt`, `${i}\n`);
       chain.push(next);
     }
-    const deepest = chain[9]!;
+    const deepest = chain[9];
     for (let i = 0; i < 10; i++) expect(await deepest.readText(`level-${i}.txt`)).toBe(`${i}\n`);
-    for (let i = 0; i < 9; i++) expect(await chain[i]!.exists(`level-${i + 1}.txt`)).toBe(false);
+    for (let i = 0; i < 9; i++) expect(await chain[i].exists(`level-${i + 1}.txt`)).toBe(false);
     for (let i = 0; i < 10; i++) {
-      expect((await chain[i]!.diff()).files.map((f) => f.path)).toEqual([`level-${i}.txt`]);
+      expect((await chain[i].diff()).files.map((f) => f.path)).toEqual([`level-${i}.txt`]);
     }
     const all = await deepest.diff({ since: 'snapshot' });
     expect(all.files.map((f) => f.path).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `level-${i}.txt`).sort());

@@ -215,7 +215,7 @@ export function registerResumeTests(s: SuiteContext): void {
     };
     const a = registry.sandboxes.find((e) => e.id === 'a')!;
     // What a stacks on alone: the copy of root's busy layer, or the copy that is the sandbox.
-    await rm(s.backend === 'copy' ? path.join(dir, 'sandboxes', a.name, 'tree') : path.join(dir, a.state.frozen![0]!), { recursive: true });
+    await rm(s.backend === 'copy' ? path.join(dir, 'sandboxes', a.name, 'tree') : path.join(dir, a.state.frozen![0]), { recursive: true });
 
     const second = await s.open(repo, { stateDir, resume: first.id });
 
@@ -226,7 +226,7 @@ export function registerResumeTests(s: SuiteContext): void {
     expect((await b.diff()).files.map((f) => f.path)).toEqual(['b-work.txt']);
     expect(await readdir(path.join(dir, 'sandboxes'))).toHaveLength(2);
     // The thread starts over in a new sandbox; the next resume has nothing to drop.
-    const again = await second.create('a', second.get('root')!);
+    const again = await second.create('a', second.get('root'));
     expect(await again.readText('root.txt')).toBe('root\n');
     expect(await again.exists('a-work.txt')).toBe(false);
     await second.close({ keep: true });

@@ -106,7 +106,7 @@ export function textOf(content: readonly ResultContent[]): string {
   return content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 }
 
-const lastMessage = (r: CompletionRequest): HistoryMessage => r.messages[r.messages.length - 1]!;
+const lastMessage = (r: CompletionRequest): HistoryMessage => r.messages[r.messages.length - 1];
 
 /** Calls the tool named in a `CALL {...}` user message, then ends its turn. */
 export function oneCallBrain(r: CompletionRequest): ScriptedReply {

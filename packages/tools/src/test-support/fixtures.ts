@@ -137,7 +137,7 @@ export function groupMembers(pgid: number): Array<{ pid: number; state: string; 
     // "pid (comm) state ppid pgrp ...": comm may contain spaces, so split after the last ')'.
     const close = stat.lastIndexOf(')');
     const [state, , pgrp] = stat.slice(close + 2).split(' ');
-    if (Number(pgrp) === pgid) out.push({ pid: Number(entry), state: state!, command: stat.slice(stat.indexOf('(') + 1, close) });
+    if (Number(pgrp) === pgid) out.push({ pid: Number(entry), state: state, command: stat.slice(stat.indexOf('(') + 1, close) });
   }
   return out;
 }

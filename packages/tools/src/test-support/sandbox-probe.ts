@@ -66,7 +66,7 @@ export class SandboxProbe {
     const i = this.holds.findIndex((h) => h.match(op));
     if (i < 0) return;
     const [h] = this.holds.splice(i, 1);
-    h!.arrive();
-    await h!.released;
+    h.arrive();
+    await h.released;
   }
 }
