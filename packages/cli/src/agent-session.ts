@@ -202,8 +202,9 @@ export class AgentSession {
   async newSession(title: string): Promise<string> {
     const created = this.setup.registry.create(title);
     const sandboxes = await this.sandboxes.forRoot(created.id);
-    const move = async () => {
+    const move = () => {
       this.current = { rootId: created.id, sandboxes };
+      return Promise.resolve();
     };
     // stdio MCP servers move to the new root's sandbox (they start again there).
     await (this.mcp ? this.mcp.whileSuspended(move) : move());
