@@ -2,9 +2,10 @@
 // `/new` gives the new session its own sandboxes, its diff holds only its changes, and -c after
 // it resumes it with them. Real git repositories, real sandboxes, real SQLite; a scripted model.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { STDIO_FIXTURE } from '@infinity-code/mcp/testing';
 import { ScriptedProvider, type CompletionRequest } from '@infinity-code/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentSession } from './agent-session.js';
@@ -25,20 +26,26 @@ const temp = (prefix: string) => {
 };
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' });
 
-/** "write x" creates x.txt; anything else is answered in words. */
+/** "write x" creates x.txt; "mcp x" has the MCP server "files" write it; anything else is answered in words. */
 function brain(r: CompletionRequest) {
   const last = r.messages.at(-1)!.content[0];
   const asked = last.type === 'text' ? /^write (\w+)$/.exec(last.text) : null;
   if (asked) return { toolCall: { name: 'create_file', input: { path: `${asked[1]}.txt`, content: `${asked[1]}\n` } } };
+  const viaMcp = last.type === 'text' ? /^mcp (\w+)$/.exec(last.text) : null;
+  if (viaMcp) return { toolCall: { name: 'mcp__files__write_file', input: { path: `${viaMcp[1]}.txt`, text: `${viaMcp[1]}\n` } } };
   return { text: 'Done.' };
 }
 
-function project() {
+function project(userConfig?: object) {
   const repo = temp('ic-session-');
   git(repo, 'init', '-q');
   git(repo, 'commit', '-q', '--allow-empty', '-m', 'empty');
-  // A home of its own: no user config is read; sandboxes are stored apart.
+  // A home of its own: no user config is read unless given; sandboxes are stored apart.
   const env = { HOME: temp('ic-session-home-') };
+  if (userConfig) {
+    mkdirSync(join(env.HOME, '.config', 'infinity-code'), { recursive: true });
+    writeFileSync(join(env.HOME, '.config', 'infinity-code', 'config.json'), JSON.stringify(userConfig));
+  }
   const stateDir = temp('ic-session-state-');
   const request = (more: Partial<SessionRequest> = {}): SessionRequest => ({
     cwd: repo,
@@ -112,6 +119,31 @@ describe('AgentSession', () => {
     // Not offered again, and not taken for the user's own edits.
     expect(await changed(agent)).toEqual([]);
     expect(await agent.changedSinceBase()).toEqual([]);
+  });
+});
+
+describe('AgentSession with an MCP server', () => {
+  it("a stdio server writes in the current root's sandbox: /new moves it to the new session's, and /refresh works with it running", async () => {
+    const { repo, openAgent } = project({ mcpServers: { files: { command: process.execPath, args: [STDIO_FIXTURE] } } });
+    const agent = await openAgent();
+    const first = agent.rootId;
+    await agent.mcp!.settled();
+    await ask(agent, first, 'mcp a');
+    expect(await changed(agent)).toEqual(['a.txt']);
+
+    await agent.newSession('interactive session');
+    await agent.mcp!.settled();
+    await ask(agent, agent.rootId, 'mcp b');
+    // In the new session's sandbox, not the first's.
+    expect(await changed(agent)).toEqual(['b.txt']);
+    expect(agent.mcp!.status()[0]).toMatchObject({ state: 'ready', restarts: 0 });
+
+    // The refresh waits for the sandbox's processes: the server is stopped for it, then back.
+    writeFileSync(join(repo, 'user.txt'), 'mine\n');
+    await agent.refreshBase();
+    await agent.mcp!.settled();
+    await ask(agent, agent.rootId, 'mcp c');
+    expect(await changed(agent)).toEqual(['b.txt', 'c.txt']);
   });
 });
 

@@ -210,7 +210,6 @@ function parseTrust(value: unknown, bad: () => UserError): Record<string, Record
   return out;
 }
 
-
 /** The keys INFINITY_CODE_RETRY may set (the runtime's RetryPolicy). */
 export const RETRY_KEYS = [
   'maxRetries',
