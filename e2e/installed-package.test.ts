@@ -130,9 +130,9 @@ describe('the installable package', () => {
       program: 'infinity-code',
     });
     expect(r.code, r.stderr).toBe(0);
-    const result = JSON.parse(r.stdout) as { type: string; answer: string; diff_applied: boolean; files_changed: string[] };
+    const result = JSON.parse(r.stdout) as { type: string; result: string; diff_applied: boolean; files_changed: string[] };
     expect(result).toMatchObject({ type: 'result', diff_applied: true, files_changed: ['greet.js'] });
-    expect(result.answer).toBe('Done: the greeting is fixed and its test passes.');
+    expect(result.result).toBe('Done: the greeting is fixed and its test passes.');
     expect(readFileSync(join(repo, 'greet.js'), 'utf8')).toBe("module.exports = () => 'Hello there';\n");
     expect(existsSync(join(repo, '.infinity', 'state.db'))).toBe(true);
   }, 300_000);
