@@ -52,9 +52,11 @@ describe('sessions in the TUI', () => {
 
       screen.type('/diff');
       screen.press('Enter');
-      // File contents appear only in the review's hunks, never in the transcript above it.
-      const review = await screen.waitFor(/Review: Session changes → working tree[\s\S]*beta-line/);
-      expect(review).not.toContain('alpha-line');
+      // The transcript above shows each edit's diff; only the review box counts here.
+      const screenText = await screen.waitFor(/Review: Session changes → working tree[\s\S]*beta-line/);
+      const review = screenText.slice(screenText.indexOf('Review: Session changes'));
+      expect(review).toContain('A beta.txt');
+      expect(review).not.toContain('alpha');
       // Nothing applied now: reject it all, with a reason.
       screen.press('R');
       await screen.waitFor(/Reason for rejecting/);
