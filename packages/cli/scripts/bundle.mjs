@@ -6,12 +6,16 @@
 // lazily imported parts (the TUI, headless runs, the session) as chunks in dist/bundle/ that
 // stay lazy. dist/main.js picks the bundle when it is at least as new as the TypeScript build.
 //
+// The workspace packages (@infinity-code/*) are bundled in too, with their pure-JS dependencies
+// (the Anthropic SDK, ajv, diff): a headless run loads them all before its first model request,
+// and module by module (some 300 files) that took longer than the rest of its start-up
+// (`pnpm bench:headless`). `inlineWorkspace: false` leaves them out (resolved from node_modules).
+//
 // Left out of the bundle and resolved from node_modules as before:
-// - the workspace packages (@infinity-code/*): loaded after the first frame. The published package
-//   (scripts/pack.mjs, `inlineWorkspace`) bundles them in, having no workspace to resolve them from;
 // - better-sqlite3 and @vscode/ripgrep, which the workspace packages use: they locate files
 //   relative to their own modules (the native binding, the ripgrep binary), which a bundle would
-//   break; the published package lists them as dependencies;
+//   break; the CLI package lists them as its own dependencies, so the bundle resolves them, and so
+//   does the published package;
 // - react-devtools-core: Ink's optional devtools (DEV=true), not installed.
 import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -43,7 +47,7 @@ export const UNBUNDLED = ['better-sqlite3', '@vscode/ripgrep', 'react-devtools-c
  * Bundles tsc's output (dist/cli.js) into `outdir`/cli.bundle.js and `outdir`/bundle/, replacing
  * what a previous run wrote there. Returns esbuild's metafile (the inputs and outputs).
  */
-export async function bundleCli({ outdir = dist, inlineWorkspace = false, sourcemap = true } = {}) {
+export async function bundleCli({ outdir = dist, inlineWorkspace = true, sourcemap = true } = {}) {
   rmSync(`${outdir}/bundle`, { recursive: true, force: true });
   rmSync(`${outdir}/cli.bundle.js`, { force: true });
   rmSync(`${outdir}/cli.bundle.js.map`, { force: true });
