@@ -124,6 +124,42 @@ describe('crash and resume of the built CLI', () => {
     }
   });
 
+  // The first request goes out while the session's snapshot and sandboxes are still being made
+  // (issue 16): a kill then may find them half made. The next run starts over from a fresh
+  // snapshot of the tree, with the task that was stored, and the half-made session is collected.
+  it('SIGKILLed when its first model request arrives, while the sandboxes are being made, -c reaches the uninterrupted result', async () => {
+    const { expected } = await uninterrupted();
+    const repo = gitRepo(DEMO_FILES, config);
+    const home = commandHome();
+    const log = join(home, 'commands.log');
+    let reached!: () => void;
+    const atFirst = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    holdWhen = (body) => {
+      if ((body.messages ?? []).length !== 1) return undefined;
+      holdWhen = undefined;
+      reached();
+      return released;
+    };
+    try {
+      const first = startCli(['-p', DEMO_TASK, '--yes', '--output-format', 'stream-json'], { cwd: repo, home, env: env(log) });
+      await atFirst;
+      first.kill('SIGKILL');
+      expect((await first.done).signal).toBe('SIGKILL');
+    } finally {
+      holdWhen = undefined;
+      release();
+    }
+    const r = await runCli(['-c', '--yes', '-p', 'Continue where you left off.'], { cwd: repo, home, env: env(log) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(tree(repo)).toEqual(expected);
+    const stateDir = join(home, '.local', 'state', 'infinity-code');
+    expect(processesMatching(stateDir)).toEqual([]);
+    // The killed run's session was collected by the next one; the next one removed its own.
+    expect(readdirSync(join(stateDir, 'sessions'))).toEqual([]);
+  });
+
   // A narrow window the seeded points hit only now and then: the command went to the background
   // and the root's model call that takes that answer was in flight, so the subscription was not
   // yet recorded. The restart must still end it (the command died with the process); otherwise

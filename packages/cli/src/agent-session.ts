@@ -92,7 +92,9 @@ async function openSandboxes(setup: SessionSetup, o: AgentSessionOptions, sessio
       if (!(err instanceof SandboxError && err.code === 'not-found')) throw err;
     }
   }
-  opened ??= await openSession(base);
+  // A fresh snapshot and base are made in the background: the first model request, which needs no
+  // sandbox, goes out meanwhile; tool calls wait for them.
+  opened ??= await openSession({ ...base, background: true });
   setup.registry.setSandboxSession(sessionId, opened.id);
   return opened;
 }
@@ -185,6 +187,9 @@ export class AgentSession {
         addTools: (t) => system.addTools(t),
       });
     }
+    // The root's sandbox is made (and mounted) while the first request is out, not at its first
+    // tool call.
+    void session.rootSandbox().catch(() => undefined);
     await system.start();
     return session;
   }
@@ -287,8 +292,9 @@ export class AgentSession {
   async close(opts: { keep: boolean } = { keep: true }): Promise<void> {
     this.abortTools.abort();
     await this.mcp?.close();
-    await this.system.close();
-    await this.sandboxes.close((rootId) => rootId !== this.rootId || opts.keep);
+    // Independent (tools still running are cancelled either way): side by side, the store's last
+    // write and the sandboxes' teardown overlap.
+    await Promise.all([this.system.close(), this.sandboxes.close((rootId) => rootId !== this.rootId || opts.keep)]);
   }
 
   private rootSandbox(): Promise<Sandbox> {

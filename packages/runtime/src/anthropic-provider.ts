@@ -52,18 +52,32 @@ export class AnthropicProvider implements ModelProvider {
     this.#opts = opts;
   }
 
-  /** The SDK is loaded on first use: it costs ~0.3 s, which start-up must not pay. */
+  /**
+   * Loads the SDK and Node's HTTP client (fetch, loaded by Node on first use) in the background.
+   * Start-up before anything is sent (the TUI's first frame) does not pay for them; the first
+   * request no longer waits for them either when this was called early enough.
+   */
+  warm(): void {
+    void this.#load().catch(() => undefined);
+  }
+
+  /** The SDK is loaded on first use (or warm()): it costs ~0.3 s, which start-up must not pay. */
   #load(): Promise<Sdk> {
-    this.#sdk ??= import('@anthropic-ai/sdk').then((mod) => ({
-      mod,
-      client: new mod.default({
-        ...(this.#opts.apiKey !== undefined && { apiKey: this.#opts.apiKey }),
-        ...(this.#opts.baseURL !== undefined && { baseURL: this.#opts.baseURL }),
-        timeout: this.#timeoutMs,
-        // The runtime retries itself: it must discard a partly streamed turn first, which the SDK can't.
-        maxRetries: 0,
-      }),
-    }));
+    this.#sdk ??= import('@anthropic-ai/sdk').then((mod) => {
+      // Node loads its fetch implementation (undici, ~50 ms of CPU) when one of its classes is
+      // first touched, which the SDK does on every request: here, off the first request's path.
+      void globalThis.Response;
+      return {
+        mod,
+        client: new mod.default({
+          ...(this.#opts.apiKey !== undefined && { apiKey: this.#opts.apiKey }),
+          ...(this.#opts.baseURL !== undefined && { baseURL: this.#opts.baseURL }),
+          timeout: this.#timeoutMs,
+          // The runtime retries itself: it must discard a partly streamed turn first, which the SDK can't.
+          maxRetries: 0,
+        }),
+      };
+    });
     return this.#sdk;
   }
 

@@ -99,6 +99,8 @@ export class LocalSystem {
    * timers, and run every input still queued.
    */
   async start(): Promise<void> {
+    // A session that starts is about to complete: the provider loads while the queue is read.
+    this.opts.provider.warm?.();
     const store = this.opts.store;
     const queued = await store.pendingInputs();
     const answered = new Map(

@@ -26,4 +26,10 @@ export type StreamEvent =
 export interface ModelProvider {
   readonly name: string;
   stream(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamEvent>;
+  /**
+   * Starts loading what the first completion needs (a client library, the HTTP stack) without
+   * waiting for it, so that loading overlaps the caller's other start-up work instead of
+   * delaying the first request. Optional; calling it again does nothing.
+   */
+  warm?(): void;
 }

@@ -15,15 +15,22 @@ export type Resolution =
  * the model can read and correct.
  */
 export class ToolRegistry {
-  private readonly tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
+  private readonly tools = new Map<string, { tool: Tool; validate?: ValidateFunction }>();
   private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  /**
+   * For the tools the system is made with: their schemas are the caller's own, compiled on each
+   * tool's first call and not checked against JSON Schema's meta-schema first. Compiling every
+   * schema up front (and the meta-schema, for the check) took tens of milliseconds before a
+   * session's first request, for tools most sessions never call.
+   */
+  private readonly ownAjv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
   private defs: readonly ToolDefinition[];
 
   constructor(tools: readonly Tool[]) {
     for (const tool of tools) {
       const problem = this.problem(tool);
       if (problem) throw new Error(problem);
-      this.tools.set(tool.name, { tool, validate: this.ajv.compile(tool.input_schema) });
+      this.tools.set(tool.name, { tool });
     }
     // Built once: a slice must not allocate the tool list per completion.
     this.defs = tools.map(toolDefinition);
@@ -101,8 +108,16 @@ export class ToolRegistry {
         message: `Error: the arguments of ${call.name} were not valid JSON (${call.inputError}). Send one JSON object that matches the tool's input schema.`,
       };
     }
-    if (!entry.validate(call.input)) {
-      const detail = (entry.validate.errors ?? [])
+    let validate: ValidateFunction;
+    try {
+      validate = entry.validate ??= this.ownAjv.compile(entry.tool.input_schema);
+    } catch (err) {
+      // The tool's own schema is broken (ajv cannot compile it): its calls cannot be checked.
+      const why = err instanceof Error ? err.message : String(err);
+      return { kind: 'error', message: `Error: the tool ${call.name} cannot be used: its input schema is invalid (${why}).` };
+    }
+    if (!validate(call.input)) {
+      const detail = (validate.errors ?? [])
         .map((e) => `${e.instancePath || 'input'} ${e.message ?? 'is invalid'}`)
         .join('; ');
       return { kind: 'error', message: `Error: invalid arguments for ${call.name}: ${detail}.` };

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionContext } from './backend.js';
 import type { ChangedFile, SandboxDiff } from './diff.js';
 import { ApplyError } from './errors.js';
 import { nulFields, type GitRunner } from './git.js';
 import { unquoteGitPath } from './git-path.js';
-import { stagePaths } from './stage-paths.js';
+import { addPaths } from './stage-paths.js';
 
 export interface ApplyResult {
   /** True when every file applied without conflict. */
@@ -22,8 +22,6 @@ export interface ApplyTarget {
   git: GitRunner;
   /** Work tree as `git` sees it. */
   workTree: string;
-  /** Index to start the temporary index from (its stat data saves re-hashing); null: empty. */
-  startIndex: string | null;
   /** For messages: "the working tree at /x" or "sandbox s1". */
   label: string;
 }
@@ -32,6 +30,9 @@ export interface ApplyTarget {
  * 3-way apply through a temporary index. The index first takes the target's current content at
  * the touched paths, so edits made there meanwhile count as "ours": disjoint edits merge, and
  * overlapping ones get conflict markers. The target's real index (the user's) is never written.
+ * The temporary index holds the touched paths alone: `git apply --3way` consults the index only
+ * at the paths it patches, so it starts empty (no copy of a large index, nothing to drop first:
+ * every touched path is hashed afresh).
  */
 export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff: SandboxDiff): Promise<ApplyResult> {
   const files = diff.files.map((f) => f.path);
@@ -40,17 +41,12 @@ export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff:
   const index = path.join(ctx.tmpDir, `apply-${id}.index`);
   const patchFile = path.join(ctx.tmpDir, `apply-${id}.patch`);
   try {
-    if (target.startIndex) {
-      await copyFile(target.startIndex, index).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err;
-      });
-    }
     await writeFile(patchFile, diff.patchBytes);
     const env = { ...ctx.objectEnv, GIT_INDEX_FILE: index };
     const base = [`--work-tree=${target.workTree}`, '-c', 'core.quotePath=false'];
     const touched = new Set(diff.files.flatMap((f) => (f.oldPath ? [f.oldPath, f.path] : [f.path])));
     // update-index, unlike add, also takes ignored files and quietly skips missing ones.
-    await stagePaths({
+    await addPaths({
       git: target.git,
       workTree: target.workTree,
       index,

@@ -2,7 +2,7 @@ import type { OmittedFile } from './apply-policy.js';
 import type { SessionContext } from './backend.js';
 import { readObjects } from './blobs.js';
 import { nulFields } from './git.js';
-import { NO_MODE, parseRawZ } from './raw-changes.js';
+import { NO_MODE, parseRawZ, type RawChange } from './raw-changes.js';
 import { sealedGit } from './trusted-git.js';
 
 export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
@@ -54,17 +54,34 @@ const STATUS: Record<string, ChangeStatus> = {
   T: 'type-changed',
 };
 
-/** Plumbing diff between two trees with the session's own git dir: no diff config, external tool or textconv applies. */
-export async function diffTrees(ctx: SessionContext, from: string, to: string, extra: { omitted?: readonly OmittedFile[] } = {}): Promise<SandboxDiff> {
+const PLAIN = ['--no-ext-diff', '--no-textconv'];
+
+/** The patch from `from` to `to` (see diffTrees), alone. */
+export async function patchOf(ctx: SessionContext, from: string, to: string): Promise<Buffer> {
+  const out = await sealedGit(ctx.plumbingGitDir)(['diff-tree', '-r', '-p', '--binary', '-M', '--no-color', ...PLAIN, from, to], {
+    cwd: ctx.tmpDir,
+    env: { ...ctx.objectEnv },
+  });
+  return out.stdout;
+}
+
+/**
+ * Plumbing diff between two trees with the session's own git dir: no diff config, external tool or
+ * textconv applies. `raw` (diff-tree --raw -M of the same trees) and `patch` (patchOf) may be
+ * given when the caller already has them; the line counts come from the patch itself.
+ */
+export async function diffTrees(
+  ctx: SessionContext,
+  from: string,
+  to: string,
+  extra: { omitted?: readonly OmittedFile[]; raw?: readonly RawChange[]; patch?: Buffer } = {},
+): Promise<SandboxDiff> {
   const git = sealedGit(ctx.plumbingGitDir);
   const opts = { cwd: ctx.tmpDir, env: { ...ctx.objectEnv } };
-  const plain = ['--no-ext-diff', '--no-textconv'];
-  const [patchOut, rawOut, numOut] = await Promise.all([
-    git(['diff-tree', '-r', '-p', '--binary', '-M', '--no-color', ...plain, from, to], opts),
-    git(['diff-tree', '-r', '-z', '-M', '--raw', ...plain, from, to], opts),
-    git(['diff-tree', '-r', '-z', '-M', '--numstat', ...plain, from, to], opts),
+  const [patchBytes, raw] = await Promise.all([
+    extra.patch ?? patchOf(ctx, from, to),
+    extra.raw ?? git(['diff-tree', '-r', '-z', '-M', '--raw', ...PLAIN, from, to], opts).then((o) => parseRawZ(o.stdout)),
   ]);
-  const raw = parseRawZ(rawOut.stdout);
   const targets = await readObjects(ctx, raw.filter((c) => c.newMode === SYMLINK).map((c) => c.newId));
   const files = raw.map((c): ChangedFile => {
     const file: ChangedFile = { path: c.path, status: STATUS[c.letter] ?? 'modified', binary: false };
@@ -75,8 +92,13 @@ export async function diffTrees(ctx: SessionContext, from: string, to: string, e
     if (target !== undefined) file.linkTarget = target.toString('utf8');
     return file;
   });
-  applyNumstat(files, numOut.stdout);
-  const patchBytes = patchOut.stdout;
+  const counted = patchLineCounts(patchBytes);
+  if (counted.length === files.length) {
+    counted.forEach((n, i) => Object.assign(files[i]!, n.binary ? { binary: true } : { additions: n.additions, deletions: n.deletions }));
+  } else {
+    // A type change is two patches for one change: git counts those itself.
+    applyNumstat(files, (await git(['diff-tree', '-r', '-z', '-M', '--numstat', ...PLAIN, from, to], opts)).stdout);
+  }
   return {
     patch: patchBytes.toString('utf8'),
     patchBytes,
@@ -86,6 +108,41 @@ export async function diffTrees(ctx: SessionContext, from: string, to: string, e
     to,
     isEmpty: files.length === 0,
   };
+}
+
+/**
+ * Lines added and removed per file, in patch order (the order of diff-tree's --raw entries), read
+ * from the patch as `--numstat` counts them: `+` and `-` lines inside hunks; binary for a binary
+ * hunk. Saves a git process per diff. A section starts at "diff --git ": hunk lines start with
+ * one of " +-\\", and base85 lines of a binary hunk never contain a space.
+ */
+export function patchLineCounts(patch: Buffer): Array<{ binary: boolean; additions: number; deletions: number }> {
+  const counts: Array<{ binary: boolean; additions: number; deletions: number }> = [];
+  let current: { binary: boolean; additions: number; deletions: number } | undefined;
+  let inHunks = false;
+  let at = 0;
+  while (at < patch.length) {
+    let eol = patch.indexOf(0x0a, at);
+    if (eol === -1) eol = patch.length;
+    const first = patch[at];
+    if (first === 0x64 /* d */ && patch.subarray(at, at + 11).toString('latin1') === 'diff --git ') {
+      current = { binary: false, additions: 0, deletions: 0 };
+      counts.push(current);
+      inHunks = false;
+    } else if (current) {
+      if (inHunks) {
+        if (first === 0x2b /* + */) current.additions++;
+        else if (first === 0x2d /* - */) current.deletions++;
+      } else if (first === 0x40 /* @ */ && patch.subarray(at, at + 3).toString('latin1') === '@@ ') {
+        inHunks = true;
+      } else {
+        const line = patch.subarray(at, eol).toString('latin1');
+        if (line === 'GIT binary patch' || (line.startsWith('Binary files ') && line.endsWith(' differ'))) current.binary = true;
+      }
+    }
+    at = eol + 1;
+  }
+  return counts;
 }
 
 function applyNumstat(files: ChangedFile[], buf: Buffer): void {

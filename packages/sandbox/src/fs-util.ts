@@ -1,7 +1,8 @@
-import { execa } from 'execa';
 import { chmod, cp, lstat, readdir, rm } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
+import { runProcess } from './run-process.js';
+import { inheritedEnv } from './secret-env.js';
 
 /**
  * Deletes a tree even when it holds directories without write or search permission: the kernel
@@ -33,7 +34,8 @@ async function makeOwnerWritable(dir: string): Promise<void> {
  */
 export async function copyTree(src: string, dst: string): Promise<void> {
   if (process.platform === 'linux') {
-    await execa('cp', ['-a', '--reflink=auto', `${src}/.`, dst]);
+    const r = await runProcess('cp', ['-a', '--reflink=auto', `${src}/.`, dst], { env: inheritedEnv() });
+    if (r.exitCode !== 0) throw new Error(`cp -a ${src} ${dst} failed: ${r.error?.message ?? r.stderr.toString().trim()}`);
     return;
   }
   await cp(src, dst, {

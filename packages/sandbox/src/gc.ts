@@ -1,8 +1,10 @@
-import { execa } from 'execa';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { collectPooledBases } from './base-pool.js';
 import { removeTree } from './fs-util.js';
+import { runProcess } from './run-process.js';
+import { inheritedEnv } from './secret-env.js';
 import { isAlive, killQuietly, mountsUnder, processesUsing, processStart } from './proc.js';
 import { dropRegistry } from './registry.js';
 import { inspectSession, withClaim, writeRecord, type SessionState } from './session-record.js';
@@ -11,7 +13,7 @@ import { defaultStateDir, sessionsDir } from './state-dir.js';
 export interface GcOptions {
   /** Storage root; the default state dir when omitted. */
   stateDir?: string;
-  /** Also remove resumable sessions, whatever their age: everything no live process owns. */
+  /** Also remove resumable sessions, whatever their age, and every pooled base: everything no live process owns. */
   all?: boolean;
   /** Resumable sessions left more than this many days ago are removed (default 7). */
   keepDays?: number;
@@ -33,6 +35,8 @@ export interface GcReport {
   killedProcesses: number[];
   /** Host mount points that were lazily unmounted. */
   unmounted: string[];
+  /** Pooled bases (see base-pool.ts) removed: their repository is gone, or they sat unused too long. */
+  removedBases: string[];
 }
 
 export const DEFAULT_KEEP_DAYS = 7;
@@ -50,7 +54,7 @@ const TMP_GRACE_MS = 10 * 60_000;
  */
 export async function gc(opts: GcOptions = {}): Promise<GcReport> {
   const stateDir = path.resolve(opts.stateDir ?? defaultStateDir());
-  const report: GcReport = { removedSessions: [], liveSessions: [], keptSessions: [], killedProcesses: [], unmounted: [] };
+  const report: GcReport = { removedSessions: [], liveSessions: [], keptSessions: [], killedProcesses: [], unmounted: [], removedBases: [] };
   const root = sessionsDir(stateDir);
   for (const name of await readdir(root).catch(() => [] as string[])) {
     const dir = path.join(root, name);
@@ -87,6 +91,7 @@ export async function gc(opts: GcOptions = {}): Promise<GcReport> {
     else report.liveSessions.push(dir);
   }
   await cleanOldScratch(path.join(stateDir, 'tmp'));
+  report.removedBases = await collectPooledBases(stateDir, { keepDays: opts.keepDays ?? DEFAULT_KEEP_DAYS, ...(opts.all ? { all: true } : {}) });
   return report;
 }
 
@@ -112,7 +117,7 @@ export async function stopLeftovers(dir: string, report?: Pick<GcReport, 'killed
   await waitGone(identities);
   const mounts = (await mountsUnder(dir)).sort((a, b) => b.length - a.length);
   for (const m of mounts) {
-    const r = await execa('umount', ['-l', m], { reject: false });
+    const r = await runProcess('umount', ['-l', m], { env: inheritedEnv() });
     if (r.exitCode === 0) report?.unmounted.push(m);
   }
 }

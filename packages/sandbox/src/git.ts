@@ -1,5 +1,5 @@
-import { execa } from 'execa';
 import { GitError } from './errors.js';
+import { runProcess } from './run-process.js';
 import { inheritedEnv } from './secret-env.js';
 
 export interface GitRunOptions {
@@ -59,21 +59,13 @@ export function cleanGitEnv(extra: Readonly<Record<string, string>> = {}): Recor
 export function makeGitRunner(prefix: readonly string[] = []): GitRunner {
   return async (args, opts = {}) => {
     const [file, ...pre] = prefix.length > 0 ? [...prefix, 'git'] : ['git'];
-    const result = await execa(file, [...pre, ...args], {
-      cwd: opts.cwd,
-      env: cleanGitEnv(opts.env),
-      extendEnv: false,
-      input: opts.input,
-      encoding: 'buffer',
-      stripFinalNewline: false,
-      reject: false,
-    });
+    const result = await runProcess(file, [...pre, ...args], { cwd: opts.cwd, env: cleanGitEnv(opts.env), input: opts.input });
     const exitCode = result.exitCode ?? -1;
-    const stderr = Buffer.from(result.stderr).toString('utf8');
-    if (exitCode !== 0 && !(opts.okExitCodes ?? []).includes(exitCode)) {
-      throw new GitError(args, stderr || String(result.message ?? ''), result.exitCode, result.cause);
+    const stderr = result.stderr.toString('utf8');
+    if (result.error || (exitCode !== 0 && !(opts.okExitCodes ?? []).includes(exitCode))) {
+      throw new GitError(args, stderr || String(result.error?.message ?? result.signal ?? ''), result.exitCode, result.error);
     }
-    return { stdout: Buffer.from(result.stdout), stderr, exitCode };
+    return { stdout: result.stdout, stderr, exitCode };
   };
 }
 

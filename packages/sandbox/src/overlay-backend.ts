@@ -192,6 +192,10 @@ class OverlaySession implements BackendSession {
     try {
       await this.makeDirs(sb);
       await this.seedGitUpper(path.join(sb.dir, 'git', 'upper'));
+      // A new sandbox is made to be worked in at once (a session's root, a child at its spawn):
+      // its mounts start now, beside the thread's next model request, instead of at its first
+      // tool call. A failure here is met again, and reported, at first use.
+      sb.warm();
       return sb;
     } catch (err) {
       await sb.destroy().catch(() => undefined);
@@ -253,6 +257,11 @@ class OverlaySandbox implements BackendSandbox {
 
   // The holder's namespace is the confined view (see ns-holder.ts); every command runs in it.
   readonly contained = true;
+
+  /** Starts the holder in the background (see finishSandbox). */
+  warm(): void {
+    this.ensureHolder().catch(() => undefined);
+  }
 
   /** Mounts lazily; a holder that died (e.g. killed from outside) is replaced. */
   private ensureHolder(): Promise<NamespaceHolder> {

@@ -1,9 +1,10 @@
-import { execa } from 'execa';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ProbeOutcome } from './backend.js';
 import { bwrapUnavailable } from './bwrap-probe.js';
 import type { OverlayMode } from './overlay-mounts.js';
+import { runProcess } from './run-process.js';
+import { inheritedEnv } from './secret-env.js';
 
 // Two lowers, an upper, a write (copy-up target), a delete (whiteout) and a read-only
 // lowers-only mount: every overlay feature the backend relies on (volatile needs Linux 5.10).
@@ -29,7 +30,7 @@ export async function probeOverlay(mode: OverlayMode, scratch: string): Promise<
   if (process.platform !== 'linux') return { ok: false, detail: 'overlayfs needs Linux' };
   if (mode === 'root' && process.getuid?.() !== 0) return { ok: false, detail: 'needs root (uid 0)' };
   for (const tool of ['unshare', 'nsenter', 'setpriv', 'mount', 'prlimit']) {
-    const found = await execa('sh', ['-c', `command -v ${tool}`], { reject: false });
+    const found = await runProcess('sh', ['-c', `command -v ${tool}`], { env: inheritedEnv() });
     if (found.exitCode !== 0) return { ok: false, detail: `${tool} (util-linux) is not installed` };
   }
   // Commands are confined by bubblewrap around the overlay view; without it there is no overlay backend.
@@ -38,13 +39,13 @@ export async function probeOverlay(mode: OverlayMode, scratch: string): Promise<
   for (const d of ['l1', 'l2', 'u', 'w', 'm', 'r']) await mkdir(path.join(scratch, d), { recursive: true });
   await writeFile(path.join(scratch, 'l1', 'old'), 'old\n');
   const ns = mode === 'userns' ? ['--user', '--map-current-user', '--keep-caps'] : [];
-  const r = await execa(
+  const r = await runProcess(
     'unshare',
     [...ns, '--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--', 'sh', '-c', PROBE_SCRIPT, 'probe', mode === 'userns' ? 'userxattr,' : ''],
-    { cwd: scratch, reject: false },
+    { cwd: scratch, env: inheritedEnv() },
   );
   if (r.exitCode !== 0) {
-    return { ok: false, detail: `probe mount failed: ${String(r.stderr).trim() || `exit ${r.exitCode}`}` };
+    return { ok: false, detail: `probe mount failed: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}` };
   }
   return { ok: true, detail: `overlay mount in a ${mode === 'userns' ? 'user' : 'private mount'} namespace works` };
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { classifyChanges, resolveLink, type ApplyPolicyOptions, type PolicyChange } from './apply-policy.js';
 import type { SessionContext } from './backend.js';
 import { objectSizes, readObjects } from './blobs.js';
-import { diffTrees, type SandboxDiff } from './diff.js';
+import { diffTrees, patchOf, type SandboxDiff } from './diff.js';
 import { nulFields, text, type GitRunner } from './git.js';
 import { sealedGit } from './trusted-git.js';
 import { reposAbove } from './nested-repos.js';
@@ -15,6 +15,8 @@ const SYMLINK = '120000';
 const GITLINK = '160000';
 /** Rounds of git lookups while resolving links: each finds at least one more link or ends. */
 const MAX_LINK_ROUNDS = 50;
+/** Diffs of at most this many changes get their patch made beside the policy check (see policyDiff). */
+const SPECULATE_UP_TO = 64;
 
 export interface PolicyDiffRequest {
   from: string;
@@ -46,6 +48,9 @@ interface Candidate extends PolicyChange {
  */
 export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): Promise<SandboxDiff> {
   const raw = await rawChanges(ctx, req.from, req.to);
+  // Most diffs leave nothing out: their patch is made while the policy is checked, not after. Only
+  // for a few files, so that a huge diff never makes a patch it would then throw away.
+  const speculative = raw.length > 0 && raw.length <= SPECULATE_UP_TO ? patchOf(ctx, req.from, req.to).catch(() => undefined) : undefined;
   const newLinks = await linkTargets(ctx, raw);
   const [sizes, links, nestedRepos, userIgnored] = await Promise.all([
     objectSizes(ctx, raw.flatMap(blobIds)),
@@ -67,7 +72,12 @@ export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): P
     return change;
   });
   const { dropped, omitted } = classifyChanges(candidates, { nestedRepos, links, ...(userIgnored ? { userIgnored } : {}) }, req.policy);
-  const to = dropped.length === 0 ? req.to : await withoutChanges(ctx, req.to, dropped.map((c) => c.raw));
+  if (dropped.length === 0) {
+    const patch = await speculative;
+    return diffTrees(ctx, req.from, req.to, { omitted, raw, ...(patch ? { patch } : {}) });
+  }
+  // The speculative patch is waited for too: no git of ours outlives the call.
+  const [to] = await Promise.all([withoutChanges(ctx, req.to, dropped.map((c) => c.raw)), speculative]);
   return diffTrees(ctx, req.from, to, { omitted });
 }
 

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { refuseUnsafeChanges } from './apply-guard.js';
 import type { ApplyPolicyOptions } from './apply-policy.js';
 import { applyPatch, type ApplyResult } from './apply.js';
@@ -248,7 +247,6 @@ export class Sandbox {
           // The session's git dir, not the sandbox's own .git: nothing a command configured there runs.
           git: sealGit(await this.handle.git(), ctx.plumbingGitDir),
           workTree: this.handle.commandRoot,
-          startIndex: ctx.baseIndex,
           label: `sandbox ${this.id}`,
         },
         diff,
@@ -272,7 +270,6 @@ export class Sandbox {
       {
         git: userRepoGit(repo.gitDir),
         workTree: repo.root,
-        startIndex: path.join(repo.gitDir, 'index'),
         label: `the working tree at ${repo.root}`,
       },
       patch,
@@ -293,6 +290,19 @@ export class Sandbox {
       destroyed = true;
     });
     if (destroyed) await this.owner.collectGarbage();
+  }
+
+  /**
+   * @internal For a deleting close of its session: kills its commands and releases its processes
+   * and mounts, and marks it discarded. Its storage goes with the session's, all at once.
+   */
+  async dispose(): Promise<void> {
+    await this.lock.exclusive(async () => {
+      if (this.discarded || this.detached) return;
+      this.discarded = true;
+      await this.stopCommands();
+      await this.handle.release();
+    });
   }
 
   /**

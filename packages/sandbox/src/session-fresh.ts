@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { SandboxBackend, SessionContext } from './backend.js';
 import { pickBackend, type BackendChoice } from './backend-choice.js';
+import { takePooledBase } from './base-pool.js';
 import { materializeBase, objectEnv, takeSnapshot } from './base-snapshot.js';
 import { removeTree } from './fs-util.js';
 import { ensurePlumbingGitDir } from './plumbing-git-dir.js';
@@ -18,6 +19,16 @@ export interface Started {
   record: SessionRecord;
 }
 
+/** A new session laid out as far as its id, directory and owned record (see beginFreshSession). */
+export interface Begun {
+  repo: RepoInfo;
+  stateDir: string;
+  sessionId: string;
+  sessionDir: string;
+  backend: SandboxBackend;
+  record: SessionRecord;
+}
+
 /**
  * Lays out a new session of `repo` in the state directory: record, snapshot of the working tree,
  * the base checked out from it, an empty registry. Nothing is left behind when it fails. The
@@ -25,12 +36,20 @@ export interface Started {
  * that fails.
  */
 export async function startFreshSession(repo: RepoInfo, stateDir: string, choice: BackendChoice): Promise<Started> {
+  return completeFreshSession(await beginFreshSession(repo, stateDir, choice));
+}
+
+/**
+ * The cheap first part of startFreshSession: the backend, the session's id and directory, and its
+ * record naming this process as the owner (gc leaves it alone from here on). Unresumable until
+ * completeFreshSession put the snapshot in it; a crash in between leaves what gc removes.
+ */
+export async function beginFreshSession(repo: RepoInfo, stateDir: string, choice: BackendChoice): Promise<Begun> {
   const backend = await pickBackend(choice, stateDir, repo);
   const sessionId = `${Date.now().toString(36)}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const sessionDir = path.join(sessionsDir(stateDir), sessionId);
   await mkdir(sessionDir, { recursive: true });
-  // Owned from the start (gc leaves it alone); unresumable until the snapshot is in it.
-  let record: SessionRecord = {
+  const record: SessionRecord = {
     version: 2,
     owner: await identify(process.pid),
     repo: repo.root,
@@ -38,17 +57,41 @@ export async function startFreshSession(repo: RepoInfo, stateDir: string, choice
     heavyDirs: [],
     createdAt: new Date().toISOString(),
   };
-  await writeRecord(sessionDir, record);
+  try {
+    await writeRecord(sessionDir, record);
+  } catch (err) {
+    await removeTree(sessionDir);
+    throw err;
+  }
+  return { repo, stateDir, sessionId, sessionDir, backend, record };
+}
+
+/**
+ * The costly second part: the snapshot, the base materialised from it, the empty registry, and
+ * the record naming the snapshot (resumable from then on). Removes the session directory when it
+ * fails.
+ */
+export async function completeFreshSession(begun: Begun): Promise<Started> {
+  const { repo, stateDir, sessionId, sessionDir, backend } = begun;
+  let record = begun.record;
   try {
     const objectsDir = path.join(sessionDir, 'objects');
     const tmpDir = path.join(sessionDir, 'tmp');
     await mkdir(objectsDir, { recursive: true });
     await mkdir(tmpDir, { recursive: true });
-    const plumbingGitDir = await ensurePlumbingGitDir(sessionDir, repo);
-    // Both walk the whole working tree (stat calls mostly): side by side, the waits overlap.
-    const [heavyDirs, snapshot] = await Promise.all([findHeavyDirs(repo), takeSnapshot(repo, objectsDir, tmpDir)]);
     const baseDir = path.join(sessionDir, 'base');
     const baseIndex = path.join(sessionDir, 'base.index');
+    // The two walks of the working tree (stat calls mostly), the git dir's config reads and taking
+    // a base an earlier session left (see base-pool.ts) are independent: side by side, their waits
+    // overlap.
+    const [plumbingGitDir, heavyDirs, snapshot] = await Promise.all([
+      ensurePlumbingGitDir(sessionDir, repo),
+      findHeavyDirs(repo),
+      takeSnapshot(repo, objectsDir, tmpDir),
+      takePooledBase(stateDir, repo, baseDir, baseIndex),
+    ]);
+    // A pooled base is moved to the snapshot path by path (only what differs is written); without
+    // one, this is a full checkout.
     await materializeBase(repo, snapshot, objectsDir, baseDir, baseIndex);
     // The empty registry, then the snapshot in the record: the session is resumable from here on.
     await writeRegistry(sessionDir, { version: 1, nextName: 1, sandboxes: [] });

@@ -25,6 +25,15 @@ export interface OpenSessionOptions {
    * a live process owns it.
    */
   resume?: string;
+  /**
+   * A fresh session only: resolve as soon as the session exists (its id, backend and repository
+   * are known, a few milliseconds) and take the snapshot, materialise the base and clean up after
+   * stale sessions in the background. create(), refreshBase() and changedSinceSnapshot() wait
+   * for it; `ready` settles when it is done, rejecting with what failed (then the session left
+   * nothing behind and its methods fail with that error). The snapshot is taken from the
+   * working tree as it is a moment after open resolves, not as it was when open was called.
+   */
+  background?: boolean;
   /** What commands may reach outside their sandbox (see ContainmentOptions). */
   containment?: ContainmentOptions;
   /**

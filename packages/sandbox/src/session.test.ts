@@ -174,3 +174,43 @@ describe('session storage', () => {
     await expect(session.create('thread-b', a)).rejects.toMatchObject({ code: 'discarded' });
   });
 });
+
+describe('a session prepared in the background', () => {
+  it('is usable at once: its id and backend are known, create() waits for the snapshot', async () => {
+    const stateDir = await tempDir('ic-state-');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    await writeFile(path.join(repo, 'b.txt'), 'untracked\n');
+    const session = await openSession({ repo, stateDir, background: true });
+    sessions.push(session);
+    expect(session.id).toMatch(/^[a-z0-9]+-\d+-[0-9a-f]{6}$/);
+    expect(session.backend).toBe((await probeBackends(stateDir)).chosen);
+    // Owned from the start: another process's gc leaves it alone even before it is ready.
+    const record = JSON.parse(await readFile(path.join(stateDir, 'sessions', session.id, 'session.json'), 'utf8'));
+    expect(record).toMatchObject({ repo, owner: { pid: process.pid } });
+    const sb = await session.create('root');
+    expect(await sb.readText('b.txt')).toBe('untracked\n');
+    await expect(session.ready).resolves.toBeUndefined();
+    expect(session.snapshot.tree).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('closed before it is ready, it waits for the preparation and leaves nothing behind', async () => {
+    const stateDir = await tempDir('ic-state-');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await openSession({ repo, stateDir, background: true });
+    await session.close();
+    expect(await readdir(path.join(stateDir, 'sessions'))).toEqual([]);
+    await expect(session.create('root')).rejects.toMatchObject({ code: 'discarded' });
+  });
+
+  it('a failed preparation rejects `ready` and every use with its error, and leaves nothing behind', async () => {
+    const stateDir = await tempDir('ic-state-');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    // An index git cannot read makes the snapshot fail.
+    await writeFile(path.join(repo, '.git', 'index'), 'not an index');
+    const session = await openSession({ repo, stateDir, background: true });
+    await expect(session.ready).rejects.toMatchObject({ code: 'git' });
+    await expect(session.create('root')).rejects.toMatchObject({ code: 'git' });
+    expect(await readdir(path.join(stateDir, 'sessions'))).toEqual([]);
+    await session.close();
+  });
+});

@@ -4,6 +4,7 @@ import { DEFAULT_APPLY_POLICY, type ApplyPolicyOptions } from './apply-policy.js
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SessionContext } from './backend.js';
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
 import { resolveContainment, withNetworkProxy, type SessionContainment } from './containment.js';
+import { returnBaseToPool } from './base-pool.js';
 import { dropUnusedDeltas } from './delta-layer.js';
 import type { NetworkProxy } from './network-proxy.js';
 import { SandboxError } from './errors.js';
@@ -15,7 +16,7 @@ import { isWithin, resolveRepo, type RepoInfo } from './repo.js';
 import { RwLock } from './rw-lock.js';
 import { Sandbox, type SandboxOwner } from './sandbox.js';
 import { touchRecord, writeRecord, type RefreshedBase, type SessionRecord } from './session-record.js';
-import { startFreshSession } from './session-fresh.js';
+import { beginFreshSession, completeFreshSession, type Begun } from './session-fresh.js';
 import { giveBack, takeOverSession } from './session-resume.js';
 import { defaultStateDir, sessionsDir } from './state-dir.js';
 import { treeChanges } from './tree-changes.js';
@@ -53,18 +54,58 @@ export class SandboxSession {
   private readonly refreshing = new RwLock();
   /** A refresh that switched the base but could not move every sandbox; finished by the next one. */
   private unfinishedRebase: BaseChange | undefined;
+  /** Set once the session is ready (see `ready`): its snapshot, base and backend. */
+  private opened: { ctx: SessionContext; backendSession: BackendSession; record: SessionRecord } | undefined;
+  /** Resolves once the snapshot is taken and the base is ready; see OpenSessionOptions.background. */
+  readonly ready: Promise<void>;
+  private markReady!: (outcome: Error | undefined) => void;
 
   private constructor(
-    /** @internal Paths and identities shared with the backend. */
-    readonly ctx: SessionContext,
+    /** Known before the session is ready: its id, directory, repository and state dir. */
+    private readonly early: { sessionId: string; sessionDir: string; repo: RepoInfo; stateDir: string },
     readonly backend: BackendName,
-    private readonly backendSession: BackendSession,
-    private record: SessionRecord,
     policy: ApplyPolicyOptions,
   ) {
-    this.owner = { ctx, policy, unregister: (sb) => this.unregister(sb), collectGarbage: () => this.collectGarbage() };
-    this.heartbeat = setInterval(() => void touchRecord(ctx.sessionDir), HEARTBEAT_MS);
+    const session = this;
+    this.owner = {
+      get ctx() {
+        return session.ctx;
+      },
+      policy,
+      unregister: (sb) => this.unregister(sb),
+      collectGarbage: () => this.collectGarbage(),
+    };
+    this.heartbeat = setInterval(() => void touchRecord(early.sessionDir), HEARTBEAT_MS);
     this.heartbeat.unref();
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.markReady = (err) => (err ? reject(err) : resolve());
+    });
+    // Callers that never wait for it (a session closed before it was ever used) must not see an
+    // unhandled rejection: whoever uses the session gets the error from there.
+    this.ready.catch(() => undefined);
+  }
+
+  /** @internal Paths and identities shared with the backend; only once the session is ready. */
+  get ctx(): SessionContext {
+    if (!this.opened) throw new SandboxError('internal', 'The sandbox session is not ready yet: wait for session.ready.');
+    return this.opened.ctx;
+  }
+
+  private get backendSession(): BackendSession {
+    return this.ctx && this.opened!.backendSession;
+  }
+
+  private get record(): SessionRecord {
+    return this.ctx && this.opened!.record;
+  }
+
+  private set record(record: SessionRecord) {
+    this.opened!.record = record;
+  }
+
+  private attach(ctx: SessionContext, backendSession: BackendSession, record: SessionRecord, proxy: NetworkProxy | undefined): void {
+    this.opened = { ctx, backendSession, record };
+    this.proxy = proxy;
   }
 
   static async open(opts: OpenSessionOptions): Promise<SandboxSession> {
@@ -80,35 +121,65 @@ export class SandboxSession {
     await mkdir(sessionsDir(stateDir), { recursive: true });
     // Sessions of this repository are never collected here, whatever their age: the user may be
     // about to resume one (or is resuming one right now).
-    if (opts.collectStale ?? true) {
-      await gc({ stateDir, keepRepo: repo.root, ...(opts.keepDays !== undefined ? { keepDays: opts.keepDays } : {}) });
-    }
-    const containment = await resolveContainment(opts.containment, stateDir);
+    const collect = (): Promise<unknown> =>
+      opts.collectStale ?? true
+        ? gc({ stateDir, keepRepo: repo.root, ...(opts.keepDays !== undefined ? { keepDays: opts.keepDays } : {}) })
+        : Promise.resolve();
     const policy = { ...DEFAULT_APPLY_POLICY, ...definedOnly(opts.applyPolicy ?? {}) };
-    return opts.resume !== undefined
-      ? SandboxSession.resume(opts.resume, repo, stateDir, opts.backend, containment, policy)
-      : SandboxSession.fresh(repo, stateDir, opts.backend, containment, policy);
+    if (opts.resume === undefined && opts.background) {
+      const session = await SandboxSession.begin(repo, stateDir, opts.backend, policy);
+      // Cleaning up after others is nobody's wait: it runs beside the snapshot.
+      void session.prepare(Promise.all([collect(), resolveContainment(opts.containment, stateDir)]).then(([, c]) => c));
+      return session;
+    }
+    await collect();
+    const containment = await resolveContainment(opts.containment, stateDir);
+    if (opts.resume !== undefined) return SandboxSession.resume(opts.resume, repo, stateDir, opts.backend, containment, policy);
+    const session = await SandboxSession.begin(repo, stateDir, opts.backend, policy);
+    await session.prepare(Promise.resolve(containment));
+    await session.ready;
+    return session;
   }
 
-  private static async fresh(
+  /** A fresh session, owned and recorded, not ready yet: prepare() takes the snapshot. */
+  private static async begin(
     repo: RepoInfo,
     stateDir: string,
     choice: OpenSessionOptions['backend'],
-    containment: SessionContainment,
     policy: ApplyPolicyOptions,
   ): Promise<SandboxSession> {
-    const { ctx, backend, record } = await startFreshSession(repo, stateDir, choice);
+    const begun = await beginFreshSession(repo, stateDir, choice);
+    const session = new SandboxSession({ sessionId: begun.sessionId, sessionDir: begun.sessionDir, repo, stateDir }, begun.backend.name, policy);
+    session.begun = begun;
+    return session;
+  }
+
+  private begun: Begun | undefined;
+
+  /**
+   * Takes the snapshot, materialises the base and opens the backend; settles `ready`. Nothing is
+   * left behind when it fails (the session directory is removed).
+   */
+  private async prepare(containment: Promise<SessionContainment>): Promise<void> {
+    const begun = this.begun!;
+    this.begun = undefined;
     let proxy: NetworkProxy | undefined;
     try {
-      const opened = await withNetworkProxy(containment, ctx.tmpDir);
+      // Both settle before anything is cleaned up: a snapshot still running must not write into a
+      // directory being removed.
+      const [resolved, started] = await Promise.allSettled([containment, completeFreshSession(begun)]);
+      if (resolved.status === 'rejected') throw resolved.reason;
+      if (started.status === 'rejected') throw started.reason;
+      const opened = await withNetworkProxy(resolved.value, started.value.ctx.tmpDir);
       proxy = opened.proxy;
-      const session = new SandboxSession(ctx, backend.name, await backend.open(ctx, opened.containment), record, policy);
-      session.proxy = proxy;
-      return session;
+      const backendSession = await begun.backend.open(started.value.ctx, opened.containment);
+      this.attach(started.value.ctx, backendSession, started.value.record, proxy);
+      this.markReady(undefined);
     } catch (err) {
       await proxy?.close();
-      await removeTree(ctx.sessionDir);
-      throw err;
+      await removeTree(begun.sessionDir);
+      clearInterval(this.heartbeat);
+      this.markReady(err as Error);
     }
   }
 
@@ -128,8 +199,9 @@ export class SandboxSession {
       const backendSession = await backend.open(ctx, opened.containment);
       const live = registry.sandboxes.filter((e) => !e.discarded);
       const { sandboxes: handles, lost } = await backendSession.restore(live.map((e) => ({ name: e.name, state: e.state })));
-      const session = new SandboxSession(ctx, backend.name, backendSession, record, policy);
-      session.proxy = proxy;
+      const session = new SandboxSession({ sessionId: ctx.sessionId, sessionDir: ctx.sessionDir, repo, stateDir }, backend.name, policy);
+      session.attach(ctx, backendSession, record, proxy);
+      session.markReady(undefined);
       try {
         // Only the damaged sandboxes are dropped (their children read them as discarded).
         session.lostOnResume = live.filter((e) => lost.has(e.name)).map((e) => ({ id: e.id, reason: lost.get(e.name)! }));
@@ -167,11 +239,11 @@ export class SandboxSession {
   }
 
   get id(): string {
-    return this.ctx.sessionId;
+    return this.early.sessionId;
   }
 
   get repo(): RepoInfo {
-    return this.ctx.repo;
+    return this.early.repo;
   }
 
   get snapshot(): Snapshot {
@@ -194,6 +266,8 @@ export class SandboxSession {
    * the session's durable registry (resumable) once this resolves.
    */
   async create(thread?: string, parent?: Sandbox): Promise<Sandbox> {
+    this.assertOpen();
+    await this.ready;
     return this.structure.shared(() => this.createNow(thread, parent));
   }
 
@@ -242,6 +316,7 @@ export class SandboxSession {
    */
   async changedSinceSnapshot(opts: { except?: Sandbox } = {}): Promise<string[]> {
     this.assertOpen();
+    await this.ready;
     const { repo, objectsDir, tmpDir } = this.ctx;
     const tree = await workingTreeTree(repo, objectsDir, tmpDir);
     const current = this.ctx.snapshot.tree;
@@ -275,6 +350,7 @@ export class SandboxSession {
    */
   async refreshBase(opts: RefreshOptions = {}): Promise<BaseRefresh> {
     this.assertOpen();
+    await this.ready;
     return this.refreshing.exclusive(async () => {
       const { repo, objectsDir, tmpDir, sessionDir } = this.ctx;
       const next = await takeSnapshot(repo, objectsDir, tmpDir);
@@ -379,7 +455,7 @@ export class SandboxSession {
    * moment it runs, so the last one to finish is the latest.
    */
   private persist(): Promise<void> {
-    const run = this.saving.then(() => (this.registryDropped ? undefined : writeRegistry(this.ctx.sessionDir, this.registryNow())));
+    const run = this.saving.then(() => (this.registryDropped ? undefined : writeRegistry(this.early.sessionDir, this.registryNow())));
     this.saving = run.catch(() => undefined);
     return run;
   }
@@ -411,18 +487,19 @@ export class SandboxSession {
   async close(opts: CloseOptions = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A session still being prepared is closed once that is over; one whose preparation failed
+    // left nothing behind.
+    if (!(await this.ready.then(() => true, () => false))) return;
     // A sandbox still being created (a child spawned just before a quit) gets its processes
     // after this point: wait for it (creations hold the structure lock shared; new ones are now
     // refused), so that it is stopped below with the others instead of outliving the session.
     await this.structure.exclusive(() => Promise.resolve());
     clearInterval(this.heartbeat);
     await this.proxy?.close();
-    // Children first, so no layer is freed while something still stacks on it.
-    const depth = (s: Sandbox): number => (s.parent ? 1 + depth(s.parent) : 0);
-    const all = this.list().sort((a, b) => depth(b) - depth(a));
-    const dir = this.ctx.sessionDir;
+    const dir = this.early.sessionDir;
     if (opts.keep) {
-      for (const sb of all) await sb.detach();
+      // Every sandbox's processes at once: each waits for its namespace to be torn down.
+      await Promise.all(this.list().map((sb) => sb.detach()));
       await this.persist();
       await writeRecord(dir, { ...this.record, owner: null, leftAt: new Date().toISOString() });
       return;
@@ -431,7 +508,15 @@ export class SandboxSession {
     this.registryDropped = true;
     await this.saving;
     await dropRegistry(dir);
-    for (const sb of all) await sb.discard();
+    // The whole session goes, so no sandbox is discarded one by one (children first, collecting
+    // layers as they go): every sandbox's processes and mounts are released at once, then the
+    // storage is removed whole.
+    await Promise.all(this.list().map((sb) => sb.dispose()));
+    // Nothing mounts or reads the base any more: the next session of this repository starts from
+    // it (see base-pool.ts) instead of checking the whole tree out again, and removing it here
+    // costs nothing. The refreshed snapshot's index is the session's own; the base keeps its own.
+    const { baseDir, baseDirIndex, baseTree } = this.ctx;
+    await returnBaseToPool(this.early.stateDir, this.early.repo, baseDir, baseDirIndex, baseTree).catch(() => undefined);
     await removeTree(dir);
   }
 }

@@ -35,9 +35,3 @@ export function dropPaths(req: StageRequest): Promise<unknown> {
 export function addPaths(req: StageRequest): Promise<unknown> {
   return run(req, ['--add', '--remove', '--replace']);
 }
-
-/** Makes the index hold exactly the work tree's content at `paths`, hashing each one. */
-export async function stagePaths(req: StageRequest): Promise<void> {
-  await dropPaths(req);
-  await addPaths(req);
-}

@@ -21,21 +21,12 @@ export async function buildTrees(
   mergedWorkTree: string,
 ): Promise<{ from: string; to: string }> {
   if (paths.length === 0) return { from: ctx.snapshot.tree, to: ctx.snapshot.tree };
-  const ignoredOut = await git([`--work-tree=${mergedWorkTree}`, 'check-ignore', '-z', '--stdin'], {
-    cwd: ctx.tmpDir,
-    env: { ...ctx.objectEnv, GIT_INDEX_FILE: ctx.baseIndex },
-    input: paths.map((p) => `${p}\0`).join(''),
-    okExitCodes: [1],
-  });
-  const ignored = new Set(nulFields(ignoredOut.stdout));
-  const kept = paths.filter((p) => !ignored.has(p));
   const pruned = path.join(ctx.tmpDir, `pruned-${randomUUID()}.index`);
-  const req = { paths: kept, env: ctx.objectEnv, cwd: ctx.tmpDir };
-  const tree = async (workTree: string): Promise<string> => {
+  const tree = async (workTree: string, kept: readonly string[]): Promise<string> => {
     const index = path.join(ctx.tmpDir, `tree-${randomUUID()}.index`);
     try {
       await copyFile(pruned, index);
-      await addPaths({ ...req, git, workTree, index });
+      await addPaths({ paths: kept, env: ctx.objectEnv, cwd: ctx.tmpDir, git, workTree, index });
       return text(await git(['write-tree'], { cwd: ctx.tmpDir, env: { ...ctx.objectEnv, GIT_INDEX_FILE: index } }));
     } finally {
       await rm(index, { force: true });
@@ -43,11 +34,26 @@ export async function buildTrees(
     }
   };
   try {
-    // The base index is the snapshot already read (a copy beats a read-tree per tree); the
-    // changed paths are dropped once, here on the host, so both trees hash them afresh.
-    await copyFile(ctx.baseIndex, pruned);
-    await dropPaths({ ...req, git: sealedGit(ctx.plumbingGitDir), workTree: ctx.baseDir, index: pruned });
-    const [from, to] = await Promise.all([tree(lowerWorkTree), tree(mergedWorkTree)]);
+    // Which paths git ignores, and the base index without the changed paths, side by side: each
+    // is a process, neither needs the other. Both settle before the finally below cleans up.
+    const [ignoredOut, dropped] = await Promise.allSettled([
+      git([`--work-tree=${mergedWorkTree}`, 'check-ignore', '-z', '--stdin'], {
+        cwd: ctx.tmpDir,
+        env: { ...ctx.objectEnv, GIT_INDEX_FILE: ctx.baseIndex },
+        input: paths.map((p) => `${p}\0`).join(''),
+        okExitCodes: [1],
+      }),
+      // The base index is the snapshot already read (a copy beats a read-tree per tree); the
+      // changed paths are dropped once, here on the host, so both trees hash them afresh.
+      copyFile(ctx.baseIndex, pruned).then(() =>
+        dropPaths({ paths, env: ctx.objectEnv, cwd: ctx.tmpDir, git: sealedGit(ctx.plumbingGitDir), workTree: ctx.baseDir, index: pruned }),
+      ),
+    ]);
+    if (ignoredOut.status === 'rejected') throw ignoredOut.reason;
+    if (dropped.status === 'rejected') throw dropped.reason;
+    const ignored = new Set(nulFields(ignoredOut.value.stdout));
+    const kept = paths.filter((p) => !ignored.has(p));
+    const [from, to] = await Promise.all([tree(lowerWorkTree, kept), tree(mergedWorkTree, kept)]);
     return { from, to };
   } finally {
     await rm(pruned, { force: true });
