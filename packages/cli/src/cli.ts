@@ -217,20 +217,18 @@ function writers() {
 const debug = process.argv.includes('--debug');
 const KNOWN_ERRORS = new Set(['SandboxError', 'SandboxPathError', 'GitError', 'ApplyError', 'StoreError', 'ModelError']);
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => exit(code),
   (err: unknown) => {
     if (err instanceof UserError) {
       process.stderr.write(`infinity-code: ${err.message}\n`);
-      process.exitCode = err.exitCode;
+      exit(err.exitCode);
       return;
     }
     const message = err instanceof Error ? err.message : String(err);
     // The packages' typed errors carry messages written for the user: no stack trace for those.
     if (err instanceof Error && KNOWN_ERRORS.has(err.name) && !debug) {
       process.stderr.write(`infinity-code: ${message}\n`);
-      process.exitCode = EXIT.failed;
+      exit(EXIT.failed);
       return;
     }
     process.stderr.write(
@@ -238,6 +236,25 @@ main(process.argv.slice(2)).then(
         ? `infinity-code: unexpected failure: ${err.stack ?? message}\n`
         : `infinity-code: unexpected failure: ${message}\n(run again with --debug for details)\n`,
     );
-    process.exitCode = EXIT.failed;
+    exit(EXIT.failed);
   },
 );
+
+/**
+ * Ends the process once what was written to stdout and stderr is out. Everything the run started
+ * was stopped and waited for before main() resolved (sandboxes, commands, the store), so nothing
+ * is left to finish: exiting at once spares the teardown of a drained event loop (freeing the
+ * heap of everything loaded), tens of milliseconds between the answer and the shell prompt.
+ */
+function exit(code: number): void {
+  process.exitCode = code;
+  let pending = 2;
+  const flushed = (): void => {
+    if (--pending === 0) process.exit(code);
+  };
+  // A reader that went away (EPIPE) left a destroyed stream: nothing more to wait for there.
+  for (const out of [process.stdout, process.stderr]) {
+    if (out.destroyed || !out.writable) flushed();
+    else out.write('', flushed);
+  }
+}

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { SessionContext } from './backend.js';
 import type { ChangedFile, SandboxDiff } from './diff.js';
 import { ApplyError } from './errors.js';
-import { nulFields, type GitRunner } from './git.js';
+import { nulFields, type GitOutput, type GitRunner } from './git.js';
 import { unquoteGitPath } from './git-path.js';
 import { addPaths } from './stage-paths.js';
 
@@ -45,25 +45,48 @@ export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff:
     const env = { ...ctx.objectEnv, GIT_INDEX_FILE: index };
     const base = [`--work-tree=${target.workTree}`, '-c', 'core.quotePath=false'];
     const touched = new Set(diff.files.flatMap((f) => (f.oldPath ? [f.oldPath, f.path] : [f.path])));
-    // update-index, unlike add, also takes ignored files and quietly skips missing ones.
-    await addPaths({
-      git: target.git,
-      workTree: target.workTree,
-      index,
-      paths: [...touched],
-      env: ctx.objectEnv,
-      cwd: target.workTree,
-    });
-    // A deletion or rename the target already has (the user removed the file too, or a squash
-    // re-run after a crash) would fail the whole apply with "does not exist in index".
-    const done = await alreadyApplied(target, base, env, diff);
-    if (done.length === diff.files.length) return { clean: true, conflicts: [], files };
-    const excludes = done.map((f) => `--exclude=${globEscape(f.path)}`);
-    const out = await target.git([...base, 'apply', '--3way', '--whitespace=nowarn', ...excludes, patchFile], {
-      cwd: target.workTree,
-      env,
-      okExitCodes: [1],
-    });
+    const paths = [...touched];
+    const applyArgs = (excludes: string[]) => [...base, 'apply', '--3way', '--whitespace=nowarn', ...excludes, patchFile];
+    let out: GitOutput;
+    if (!diff.files.some((f) => f.status === 'deleted' || f.status === 'renamed')) {
+      // Nothing the target could already have done: staging and applying are one git run.
+      const list = `${patchFile}.paths`;
+      await writeFile(list, paths.map((p) => `${p}\0`).join(''));
+      try {
+        out = await target.git([], {
+          cwd: target.workTree,
+          env,
+          okExitCodes: [1],
+          steps: [
+            // update-index, unlike add, also takes ignored files and quietly skips missing ones.
+            { args: [`--work-tree=${target.workTree}`, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'], stdin: list },
+            { args: applyArgs([]), okExitCodes: [1] },
+          ],
+        });
+      } finally {
+        await rm(list, { force: true });
+      }
+    } else {
+      // update-index, unlike add, also takes ignored files and quietly skips missing ones.
+      await addPaths({
+        git: target.git,
+        workTree: target.workTree,
+        index,
+        paths,
+        env: ctx.objectEnv,
+        cwd: target.workTree,
+      });
+      // A deletion or rename the target already has (the user removed the file too, or a squash
+      // re-run after a crash) would fail the whole apply with "does not exist in index".
+      const done = await alreadyApplied(target, base, env, diff);
+      if (done.length === diff.files.length) return { clean: true, conflicts: [], files };
+      const excludes = done.map((f) => `--exclude=${globEscape(f.path)}`);
+      out = await target.git(applyArgs(excludes), {
+        cwd: target.workTree,
+        env,
+        okExitCodes: [1],
+      });
+    }
     const conflicts = out.stderr
       .split('\n')
       .filter((l) => l.startsWith('U '))

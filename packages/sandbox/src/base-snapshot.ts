@@ -63,9 +63,12 @@ export async function workingTreeTree(repo: RepoInfo, objectsDir: string, scratc
 
 /** Snapshots the working tree (see workingTreeTree) as a commit on the user's HEAD, which stays where it is. */
 export async function takeSnapshot(repo: RepoInfo, objectsDir: string, scratchDir: string): Promise<Snapshot> {
-  const tree = await workingTreeTree(repo, objectsDir, scratchDir);
   const env = { ...objectEnv(repo, objectsDir), ...IDENTITY };
-  const headOut = await git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, env, okExitCodes: [1] });
+  // HEAD is read beside the tree's making, not after it: one process less on the way to the base.
+  const [tree, headOut] = await Promise.all([
+    workingTreeTree(repo, objectsDir, scratchDir),
+    git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, env, okExitCodes: [1] }),
+  ]);
   const parent = headOut.exitCode === 0 ? text(headOut) : null;
   const commit = text(
     await git(['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', 'infinity-code: snapshot of the working tree'], {

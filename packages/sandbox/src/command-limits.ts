@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -109,15 +110,17 @@ export async function commandCgroup(limits: ResolvedLimits): Promise<CommandCgro
   const name = `infinity-code-${process.pid}-${randomBytes(4).toString('hex')}`;
   const made: string[] = [];
   try {
+    // cgroupfs lives in memory: synchronous calls return at once, where each asynchronous one
+    // would wait for a thread of the pool (busy loading modules at start-up) on every command.
     for (const c of ['pids', 'memory'] as const) {
       const parent = places[c];
       if (!parent) continue;
       const dir = path.join(parent, name);
       if (!made.includes(dir)) {
-        await mkdir(dir);
+        mkdirSync(dir);
         made.push(dir);
       }
-      await writeFile(path.join(dir, limitFile(c, places.v2)), String(c === 'pids' ? limits.processes : limits.memoryBytes));
+      writeFileSync(path.join(dir, limitFile(c, places.v2)), String(c === 'pids' ? limits.processes : limits.memoryBytes));
     }
   } catch {
     await removeDirs(made);
@@ -132,7 +135,7 @@ async function removeDirs(dirs: readonly string[]): Promise<void> {
     // A cgroup is removable once its last process is reaped, which can trail the command's end.
     for (let attempt = 0; attempt < 50; attempt++) {
       try {
-        await rmdir(d);
+        rmdirSync(d);
         break;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EBUSY') break;

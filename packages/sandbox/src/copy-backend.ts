@@ -21,7 +21,7 @@ import type { Snapshot } from './base-snapshot.js';
 import { rebaseCopy } from './copy-rebase.js';
 import { deltaNames } from './delta-layer.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
-import { hostGit, text, type GitRunner } from './git.js';
+import { hostGit, text, withGitArgs, type GitRunner } from './git.js';
 import { addAllButNestedRepos } from './nested-repos.js';
 import { EXCLUDE_PARTIAL_WRITES } from './partial-write.js';
 import { bwrapUnavailable } from './bwrap-probe.js';
@@ -404,7 +404,10 @@ class CopySandbox implements BackendSandbox {
     const sealed = sealGit(await this.git(), this.ctx.plumbingGitDir);
     const env = { ...this.ctx.objectEnv, GIT_INDEX_FILE: this.diffIndex };
     const base = [...STAT_CONFIG, `--work-tree=${this.treeDir}`];
-    const git: GitRunner = (args, opts = {}) => sealed([...base, ...args], { ...opts, cwd: this.treeDir, env });
+    const git: GitRunner = (args, opts = {}) => {
+      const [all, o] = withGitArgs(base, args, opts);
+      return sealed(all, { ...o, cwd: this.treeDir, env });
+    };
     this.nestedRepos = await addAllButNestedRepos(git, ['.', EXCLUDE_PARTIAL_WRITES]);
     return text(await git(['write-tree'], { env }));
   }

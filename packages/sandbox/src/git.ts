@@ -8,6 +8,33 @@ export interface GitRunOptions {
   input?: string | Uint8Array;
   /** Exit codes other than 0 that are answers, not failures (e.g. 1 from check-ignore). */
   okExitCodes?: readonly number[];
+  /**
+   * Several git commands run one after another in one process (a shell), instead of `args`
+   * (which must then be empty): where git runs behind a namespace entry (see NamespaceHolder.git),
+   * each separate command costs that entry again, and every round trip waits for this process's
+   * event loop. The output is the last step's stdout (or what steps write there); the first step
+   * that fails ends the run with its exit code and stderr, else the run exits as its last step did. Wrappers that add git arguments or
+   * environment apply them to every step.
+   */
+  steps?: readonly GitStep[];
+}
+
+/** One command of a GitRunOptions.steps run. */
+export interface GitStep {
+  args: readonly string[];
+  /** Variables for this step alone (say, its own GIT_INDEX_FILE), over the run's. */
+  env?: Readonly<Record<string, string>>;
+  /** A file to read stdin from (otherwise the run's input, which only one step may read). */
+  stdin?: string;
+  /** A file to write stdout to (otherwise the run's stdout). */
+  stdout?: string;
+  okExitCodes?: readonly number[];
+}
+
+/** `args` and `steps` with `pre` in front of each command's arguments (for wrappers that add git arguments). */
+export function withGitArgs(pre: readonly string[], args: readonly string[], opts: GitRunOptions): [string[], GitRunOptions] {
+  if (!opts.steps) return [[...pre, ...args], opts];
+  return [[], { ...opts, steps: opts.steps.map((s) => ({ ...s, args: [...pre, ...s.args] })) }];
 }
 
 export interface GitOutput {
@@ -58,18 +85,42 @@ export function cleanGitEnv(extra: Readonly<Record<string, string>> = {}): Recor
 
 export function makeGitRunner(prefix: readonly string[] = []): GitRunner {
   return async (args, opts = {}) => {
-    const [file, ...pre] = prefix.length > 0 ? [...prefix, 'git'] : ['git'];
-    const result = await runProcess(file, [...pre, ...args], { cwd: opts.cwd, env: cleanGitEnv(opts.env), input: opts.input });
+    const command = opts.steps ? ['/bin/sh', '-c', stepsScript(opts.steps)] : ['git', ...args];
+    const [file, ...rest] = [...prefix, ...command];
+    const result = await runProcess(file, rest, { cwd: opts.cwd, env: cleanGitEnv(opts.env), input: opts.input });
     const exitCode = result.exitCode ?? -1;
     const stderr = result.stderr.toString('utf8');
     if (result.error || (exitCode !== 0 && !(opts.okExitCodes ?? []).includes(exitCode))) {
-      throw new GitError(args, stderr || String(result.error?.message ?? result.signal ?? ''), result.exitCode, result.error);
+      // A steps run names every step (the failing one's stderr says which).
+      const named = opts.steps ? opts.steps.flatMap((st, i) => (i === 0 ? st.args : ['&&', ...st.args])) : args;
+      throw new GitError(named, stderr || String(result.error?.message ?? result.signal ?? ''), result.exitCode, result.error);
     }
     return { stdout: result.stdout, stderr, exitCode };
   };
 }
 
 export const hostGit: GitRunner = makeGitRunner();
+
+/** A POSIX shell word holding `s` exactly. */
+function shellWord(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The shell script that runs `steps` in order, stopping at the first failure with its exit code;
+ * otherwise it exits with the last step's code (one of its okExitCodes, say `git apply`'s 1).
+ */
+function stepsScript(steps: readonly GitStep[]): string {
+  return steps
+    .map((step) => {
+      const env = Object.entries(step.env ?? {}).map(([k, v]) => `${k}=${shellWord(v)} `);
+      const io = `${step.stdin !== undefined ? ` <${shellWord(step.stdin)}` : ''}${step.stdout !== undefined ? ` >${shellWord(step.stdout)}` : ''}`;
+      const ok = [0, ...(step.okExitCodes ?? [])].map((c) => `[ $c -eq ${c} ]`).join(' || ');
+      return `${env.join('')}git ${step.args.map(shellWord).join(' ')}${io}; c=$?; ${ok} || exit $c`;
+    })
+    .concat('exit $c')
+    .join('\n');
+}
 
 export function text(out: GitOutput): string {
   return out.stdout.toString('utf8').trim();

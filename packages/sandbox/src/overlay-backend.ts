@@ -381,7 +381,7 @@ class OverlaySandbox implements BackendSandbox {
     // Inside the namespace `<repo>/.git` is the sandbox's own, which commands configure: the
     // session's git dir is named instead, and no other config is read. Paths inside a nested
     // repository's .git never reach a tree (git refuses them): named here.
-    const trees = await buildTrees(this.ctx, sealGit(this.nsGit(holder), this.ctx.plumbingGitDir), paths, lowerInNs, repo.root);
+    const trees = await buildTrees(this.ctx, sealGit(this.nsGit(holder), this.ctx.plumbingGitDir), paths, lowerInNs, repo.root, holder.hostPath(repo.root));
     return { ...trees, nestedRepos: nestedRepoDirs(paths) };
   }
 

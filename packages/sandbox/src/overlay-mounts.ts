@@ -37,8 +37,9 @@ export const SNAPSHOT_VIEW_DIR = 'sv';
 // node_modules must be mounted before the merged view covers the repository path (afterwards
 // "$REPO/.git" would name the merged view's empty mount point), then moved into place.
 // The user's object directory is bind-mounted read-only first, while its path still names the
-// real one. `volatile` skips the sync of the whole upper filesystem at unmount (seconds on a busy
-// disk, paid at every spawn and discard). Data written through it is ordinary page cache of the
+// real one (one mount(8) doing the bind and the read-only remount: util-linux 2.27 or later).
+// `volatile` skips the sync of the whole upper filesystem at unmount (seconds on a busy disk, paid
+// at every spawn and discard). Data written through it is ordinary page cache of the
 // upper filesystem: it survives our process dying (sessions are resumable) and is written back
 // by the kernel as usual; only a machine crash within that window can lose recent writes. Every
 // mount gets a fresh work dir, which volatile requires. A shared node_modules the user has since
@@ -51,8 +52,7 @@ export const SNAPSHOT_VIEW_DIR = 'sv';
 // them read-only and hidden (HolderPlan.commandReadOnly, commandHidden).
 const OVERLAY_SCRIPT = `
 cd "$1"; SB=$2; REPO=$3; LOWERS=$4; SPAWN=$5; O=$6; OBJ=$7; SNAP=$8; shift 8
-mount -n --bind "$OBJ" "$SB/${REAL_OBJECTS_DIR}"
-mount -n -o remount,bind,ro "$SB/${REAL_OBJECTS_DIR}"
+mount -n --bind -o ro "$OBJ" "$SB/${REAL_OBJECTS_DIR}"
 mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$REPO/.git,upperdir=$SB/git/upper,workdir=$SB/git/work" "$SB/stage/git"
 i=0; SKIP=" "
 for d in "$@"; do

@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathExists, removeTree } from './fs-util.js';
-import { hostGit, nulFields, text } from './git.js';
+import { nulFields, text } from './git.js';
 import type { RepoInfo } from './repo.js';
 import { userRepoGit } from './trusted-git.js';
 
@@ -26,13 +26,14 @@ export async function ensurePlumbingGitDir(sessionDir: string, repo: RepoInfo): 
   const partial = `${dir}.partial`;
   await removeTree(partial);
   for (const sub of ['objects', 'refs', 'info']) await mkdir(path.join(partial, sub), { recursive: true });
-  const sha256 = (await objectFormat(repo)) === 'sha256';
-  const core = [['repositoryformatversion', sha256 ? '1' : '0'], ['bare', 'true'], ...(await readingSettings(repo))];
+  const settings = await userSettings(repo);
+  const sha256 = settings.objectFormat === 'sha256';
+  const core = [['repositoryformatversion', sha256 ? '1' : '0'], ['bare', 'true'], ...settings.reading];
   const config =
     `[core]\n${core.map(([k, v]) => `\t${k} = ${quoted(v)}\n`).join('')}` + (sha256 ? '[extensions]\n\tobjectFormat = sha256\n' : '');
   await writeFile(path.join(partial, 'config'), config);
   // Later lines win: the repository's own rules over the user's global ones, as in git.
-  const rules = [await globalExcludes(repo), await readText(path.join(repo.commonDir, 'info', 'exclude'))];
+  const rules = [await globalExcludes(settings.excludesFile), await readText(path.join(repo.commonDir, 'info', 'exclude'))];
   await writeFile(path.join(partial, 'info', 'exclude'), rules.filter(Boolean).join('\n'));
   await writeFile(path.join(partial, 'HEAD'), 'ref: refs/heads/none\n');
   // A directory without HEAD is what a crash before this rename could not leave; anything else is stale.
@@ -41,30 +42,53 @@ export async function ensurePlumbingGitDir(sessionDir: string, repo: RepoInfo): 
   return dir;
 }
 
-async function objectFormat(repo: RepoInfo): Promise<string> {
-  // Read from the file alone: no other config, and nothing is run.
-  const out = await hostGit(['config', '--file', path.join(repo.commonDir, 'config'), '--get', 'extensions.objectFormat'], {
-    okExitCodes: [1],
-  });
-  return text(out).toLowerCase() || 'sha1';
-}
-
 // Settings that decide how the user's git reads files from a work tree (line endings, modes,
 // links, the case and Unicode form of names), so that sandbox files hash the same way. Values
 // only: none of them names a program.
 const READING_SETTINGS = /^core\.(autocrlf|eol|filemode|symlinks|ignorecase|precomposeunicode)$/;
+const ASKED = /^(core\.(autocrlf|eol|filemode|symlinks|ignorecase|precomposeunicode|excludesfile)|extensions\.objectformat)$/;
 
-/** The user's effective values of READING_SETTINGS (the last one git reads wins), by name within [core]. */
-async function readingSettings(repo: RepoInfo): Promise<[string, string][]> {
-  const out = await userRepoGit()(['config', '--null', '--get-regexp', READING_SETTINGS.source], { cwd: repo.root, okExitCodes: [1] });
-  const values = new Map<string, string>();
-  for (const entry of nulFields(out.stdout)) {
+interface UserSettings {
+  objectFormat: string;
+  /** The user's effective values of READING_SETTINGS (the last one git reads wins), by name within [core]. */
+  reading: [string, string][];
+  /** `core.excludesFile` as git would expand it, if set. */
+  excludesFile: string | undefined;
+}
+
+/**
+ * Everything the git dir copies from the user's configuration, in one git process (this runs while
+ * a session opens): the object format from the repository's own config file alone (as git itself
+ * reads it), the other values as the user's git sees them.
+ */
+async function userSettings(repo: RepoInfo): Promise<UserSettings> {
+  const out = await userRepoGit()(['config', '--null', '--show-scope', '--get-regexp', ASKED.source], { cwd: repo.root, okExitCodes: [1] });
+  const fields = nulFields(out.stdout);
+  let objectFormat = 'sha1';
+  let excludes: string | undefined;
+  const reading = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const scope = fields[i]!;
+    const entry = fields[i + 1]!;
     const nl = entry.indexOf('\n');
     const key = nl < 0 ? entry : entry.slice(0, nl);
     // A key without a value (`[core] filemode`) means true.
-    if (READING_SETTINGS.test(key)) values.set(key.slice('core.'.length), nl < 0 ? 'true' : entry.slice(nl + 1));
+    const value = nl < 0 ? 'true' : entry.slice(nl + 1);
+    if (key === 'extensions.objectformat') {
+      if (scope === 'local') objectFormat = value.toLowerCase();
+    } else if (key === 'core.excludesfile') excludes = value;
+    else if (READING_SETTINGS.test(key)) reading.set(key.slice('core.'.length), value);
   }
-  return [...values];
+  return { objectFormat, reading: [...reading], excludesFile: await expandPath(repo, excludes) };
+}
+
+/** A path value as `git config --path` gives it: `~/` is the home directory. */
+async function expandPath(repo: RepoInfo, value: string | undefined): Promise<string | undefined> {
+  if (value === undefined || value === '') return undefined;
+  if (value.startsWith('~/')) return path.join(process.env.HOME || os.homedir(), value.slice(2));
+  if (!value.startsWith('~')) return value;
+  // `~user/...`: rare enough to ask git itself.
+  return text(await userRepoGit()(['config', '--path', '--get', 'core.excludesFile'], { cwd: repo.root, okExitCodes: [1] })) || undefined;
 }
 
 function quoted(value: string): string {
@@ -72,9 +96,7 @@ function quoted(value: string): string {
 }
 
 /** The user's global ignore rules: `core.excludesFile`, or git's default location for them. */
-async function globalExcludes(repo: RepoInfo): Promise<string> {
-  const out = await userRepoGit()(['config', '--path', '--get', 'core.excludesFile'], { cwd: repo.root, okExitCodes: [1] });
-  const configured = text(out);
+async function globalExcludes(configured: string | undefined): Promise<string> {
   const xdg = process.env.XDG_CONFIG_HOME || path.join(process.env.HOME || os.homedir(), '.config');
   return readText(configured || path.join(xdg, 'git', 'ignore'));
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { hostGit, type GitRunner } from './git.js';
+import { hostGit, withGitArgs, type GitRunner } from './git.js';
 
 /**
  * The two kinds of git this package runs, and what each may trust.
@@ -57,7 +57,10 @@ function sealedEnv(gitDir: string): Record<string, string> {
  * session's objects. `gitDir` must be reachable at that path wherever `inner` runs git.
  */
 export function sealGit(inner: GitRunner, gitDir: string): GitRunner {
-  return (args, opts = {}) => inner([`--git-dir=${gitDir}`, ...SEALED_SWITCHES, ...args], { ...opts, env: { ...opts.env, ...sealedEnv(gitDir) } });
+  return (args, opts = {}) => {
+    const [all, o] = withGitArgs([`--git-dir=${gitDir}`, ...SEALED_SWITCHES], args, opts);
+    return inner(all, { ...o, env: { ...o.env, ...sealedEnv(gitDir) } });
+  };
 }
 
 /** sealGit over git run by this process directly. */
@@ -68,5 +71,5 @@ export function sealedGit(gitDir: string): GitRunner {
 /** git in the user's repository, with their config (see USER_REPO_SWITCHES); bound to `gitDir` when given. */
 export function userRepoGit(gitDir?: string): GitRunner {
   const pre = [...(gitDir ? [`--git-dir=${gitDir}`] : []), ...USER_REPO_SWITCHES];
-  return (args, opts) => hostGit([...pre, ...args], opts);
+  return (args, opts = {}) => hostGit(...withGitArgs(pre, args, opts));
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, rm } from 'node:fs/promises';
+import { copyFile, lstat, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionContext } from './backend.js';
 import { nulFields, text, type GitRunner } from './git.js';
@@ -19,8 +19,13 @@ export async function buildTrees(
   paths: readonly string[],
   lowerWorkTree: string,
   mergedWorkTree: string,
+  /** Where this process sees the merged view: the paths' sizes decide how the trees are made. */
+  mergedHost?: string,
 ): Promise<{ from: string; to: string }> {
   if (paths.length === 0) return { from: ctx.snapshot.tree, to: ctx.snapshot.tree };
+  if (mergedHost !== undefined && (await fewAndSmall(paths, mergedHost))) {
+    return buildTreesInOneStep(ctx, git, paths, lowerWorkTree, mergedWorkTree);
+  }
   const pruned = path.join(ctx.tmpDir, `pruned-${randomUUID()}.index`);
   const tree = async (workTree: string, kept: readonly string[]): Promise<string> => {
     const index = path.join(ctx.tmpDir, `tree-${randomUUID()}.index`);
@@ -58,5 +63,70 @@ export async function buildTrees(
   } finally {
     await rm(pruned, { force: true });
     await rm(`${pruned}.lock`, { force: true });
+  }
+}
+
+// A diff of at most this many paths, of at most this many bytes together, has its trees made in
+// one git run each (see buildTreesInOneStep).
+const ONE_STEP_PATHS = 256;
+const ONE_STEP_BYTES = 8 * 1024 * 1024;
+
+async function fewAndSmall(paths: readonly string[], mergedHost: string): Promise<boolean> {
+  if (paths.length > ONE_STEP_PATHS) return false;
+  let bytes = 0;
+  for (const p of paths) bytes += (await lstat(path.join(mergedHost, p)).catch(() => undefined))?.size ?? 0;
+  return bytes <= ONE_STEP_BYTES;
+}
+
+/**
+ * buildTrees for a few small changes: each tree is made by one run of git steps (one entry into
+ * the namespace instead of three round trips: the ignore check, the index prune, then staging and
+ * writing). The ignore check cannot come first there, so every path is staged and the ignored ones
+ * are removed again before the tree is written: the same tree, at the cost of hashing ignored
+ * files too, which the size limit keeps small.
+ */
+async function buildTreesInOneStep(
+  ctx: SessionContext,
+  git: GitRunner,
+  paths: readonly string[],
+  lowerWorkTree: string,
+  mergedWorkTree: string,
+): Promise<{ from: string; to: string }> {
+  const id = randomUUID();
+  const list = path.join(ctx.tmpDir, `paths-${id}`);
+  const scratch = [list];
+  const tree = async (name: string, workTree: string): Promise<string> => {
+    const index = path.join(ctx.tmpDir, `${name}-${id}.index`);
+    const ignored = path.join(ctx.tmpDir, `${name}-${id}.ignored`);
+    scratch.push(index, `${index}.lock`, ignored);
+    await copyFile(ctx.baseIndex, index);
+    const own = { GIT_INDEX_FILE: index };
+    const out = await git([], {
+      cwd: ctx.tmpDir,
+      env: { ...ctx.objectEnv },
+      steps: [
+        // Against the snapshot's index: a path it tracks is never ignored, as in `git add -A`.
+        {
+          args: [`--work-tree=${mergedWorkTree}`, 'check-ignore', '-z', '--stdin'],
+          env: { GIT_INDEX_FILE: ctx.baseIndex },
+          stdin: list,
+          stdout: ignored,
+          okExitCodes: [1],
+        },
+        // Dropped first (see dropPaths), so every path is hashed afresh.
+        { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: list },
+        { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'], env: own, stdin: list },
+        { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: ignored },
+        { args: ['write-tree'], env: own },
+      ],
+    });
+    return text(out);
+  };
+  try {
+    await writeFile(list, paths.map((p) => `${p}\0`).join(''));
+    const [from, to] = await Promise.all([tree('from', lowerWorkTree), tree('to', mergedWorkTree)]);
+    return { from, to };
+  } finally {
+    await Promise.all(scratch.map((f) => rm(f, { force: true })));
   }
 }
