@@ -252,6 +252,14 @@ export class AgentSession {
     return (await this.rootSandbox()).workingTreeDiff();
   }
 
+  /** Starts making rootDiff() in the background, so that it is ready when asked for (see Sandbox.prepareWorkingTreeDiff). */
+  prepareRootDiff(): void {
+    void this.rootSandbox().then(
+      (sb) => sb.prepareWorkingTreeDiff(),
+      () => undefined,
+    );
+  }
+
   /** Applies (a selection of) rootDiff() to the user's working tree, 3-way. */
   async applyToWorkingTree(diff: SandboxDiff): Promise<ApplyResult> {
     return (await this.rootSandbox()).applyToWorkingTree(diff);

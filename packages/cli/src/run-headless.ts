@@ -87,6 +87,10 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     tallyEvent(tally, e, session.id);
     print?.(e);
     stream?.event(e);
+    // The root's diff is made while the model writes: when its last reply comes, it is ready.
+    if (e.type === 'completion-started' && e.threadId === session.id) {
+      agent.prepareRootDiff();
+    }
   });
   stream?.init({
     model,

@@ -79,7 +79,7 @@ export async function diffTrees(
   const git = sealedGit(ctx.plumbingGitDir);
   const opts = { cwd: ctx.tmpDir, env: { ...ctx.objectEnv } };
   const [patchBytes, raw] = await Promise.all([
-    extra.patch ?? patchOf(ctx, from, to),
+    extra.patch ?? (from === to ? Buffer.alloc(0) : patchOf(ctx, from, to)),
     extra.raw ?? git(['diff-tree', '-r', '-z', '-M', '--raw', ...PLAIN, from, to], opts).then((o) => parseRawZ(o.stdout)),
   ]);
   const targets = await readObjects(ctx, raw.filter((c) => c.newMode === SYMLINK).map((c) => c.newId));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { classifyChanges, resolveLink, type ApplyPolicyOptions, type PolicyChange } from './apply-policy.js';
+import { classifyChanges, resolveLink, type ApplyPolicyOptions, type OmittedFile, type PolicyChange } from './apply-policy.js';
 import type { SessionContext } from './backend.js';
 import { objectSizes, readObjects } from './blobs.js';
 import { diffTrees, patchOf, type SandboxDiff } from './diff.js';
@@ -72,6 +72,35 @@ export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): P
     return change;
   });
   const { dropped, omitted } = classifyChanges(candidates, { nestedRepos, links, ...(userIgnored ? { userIgnored } : {}) }, req.policy);
+  const made = await madeDiff(ctx, req, raw, dropped, omitted, speculative);
+  if (req.workingTree !== undefined) {
+    workingTreeFacts.set(made, { workingTree: req.workingTree, created: raw.filter(isCreation).map((c) => c.path), ignored: userIgnored ?? new Set() });
+  }
+  return made;
+}
+
+/** What a diff for the user's working tree took from it: the files it ignores among those the diff creates. */
+const workingTreeFacts = new WeakMap<SandboxDiff, { workingTree: string; created: string[]; ignored: ReadonlySet<string> }>();
+
+/**
+ * Whether a diff made for the working tree earlier would be made the same now, as far as the tree
+ * goes: the files it ignores among those the diff creates are still the same (see OmitRule).
+ */
+export async function stillFitsWorkingTree(ctx: SessionContext, diff: SandboxDiff): Promise<boolean> {
+  const facts = workingTreeFacts.get(diff);
+  if (!facts) return false;
+  const now = await ignoredInWorkingTree(ctx, facts.workingTree, facts.created);
+  return now.size === facts.ignored.size && [...now].every((p) => facts.ignored.has(p));
+}
+
+async function madeDiff(
+  ctx: SessionContext,
+  req: PolicyDiffRequest,
+  raw: readonly RawChange[],
+  dropped: ReadonlyArray<Candidate>,
+  omitted: readonly OmittedFile[],
+  speculative: Promise<Buffer | undefined> | undefined,
+): Promise<SandboxDiff> {
   if (dropped.length === 0) {
     const patch = await speculative;
     return diffTrees(ctx, req.from, req.to, { omitted, raw, ...(patch ? { patch } : {}) });

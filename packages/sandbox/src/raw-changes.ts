@@ -24,6 +24,8 @@ export interface RawChange {
 
 /** Every change between two trees, renames paired (`-M`), as git lists them. */
 export async function rawChanges(ctx: SessionContext, from: string, to: string): Promise<RawChange[]> {
+  // A sandbox that changed nothing: no git process to learn that.
+  if (from === to) return [];
   // Trees of sandbox content: the session's own git dir, no config anyone else wrote.
   const out = await sealedGit(ctx.plumbingGitDir)(['diff-tree', '-r', '-z', '-M', '--raw', from, to], {
     cwd: ctx.tmpDir,

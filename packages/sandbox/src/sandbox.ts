@@ -4,7 +4,7 @@ import { applyPatch, type ApplyResult } from './apply.js';
 import type { BackendSandbox, DiffSince, SessionContext } from './backend.js';
 import type { SandboxDiff } from './diff.js';
 import { SandboxError, SandboxPathError } from './errors.js';
-import { policyDiff } from './policy-diff.js';
+import { policyDiff, stillFitsWorkingTree } from './policy-diff.js';
 import { collect, mergeEnv, watchProcess, type ExecOptions, type ExecProcess, type ExecResult } from './exec.js';
 import { RwLock } from './rw-lock.js';
 import { sealGit, userRepoGit } from './trusted-git.js';
@@ -56,6 +56,9 @@ export class Sandbox {
   private readonly running = new Set<ExecProcess>();
   private readonly fs: ViewFs;
   private discarded = false;
+  /** Counts changes to the view (see cachedDiff); a diff made at one count holds until the next. */
+  private generation = 0;
+  private readonly diffs = new Map<string, { generation: number; diff: Promise<SandboxDiff> }>();
   /** Set when the session was closed with `keep`: the sandbox lives on, but not in this object. */
   private detached = false;
 
@@ -119,23 +122,23 @@ export class Sandbox {
 
   /** Creates or overwrites a file, creating missing parent directories. */
   writeFile(p: string, data: string | Uint8Array, opts: { mode?: number } = {}): Promise<void> {
-    return this.op(() => this.fs.writeFile(p, data, opts));
+    return this.op(() => this.fs.writeFile(p, data, opts), { changes: true });
   }
 
   mkdir(p: string): Promise<void> {
-    return this.op(() => this.fs.mkdir(p));
+    return this.op(() => this.fs.mkdir(p), { changes: true });
   }
 
   remove(p: string, opts: { recursive?: boolean } = {}): Promise<void> {
-    return this.op(() => this.fs.remove(p, opts));
+    return this.op(() => this.fs.remove(p, opts), { changes: true });
   }
 
   rename(from: string, to: string): Promise<void> {
-    return this.op(() => this.fs.rename(from, to));
+    return this.op(() => this.fs.rename(from, to), { changes: true });
   }
 
   chmod(p: string, mode: number): Promise<void> {
-    return this.op(() => this.fs.chmod(p, mode));
+    return this.op(() => this.fs.chmod(p, mode), { changes: true });
   }
 
   stat(p: string): Promise<FileStat> {
@@ -157,6 +160,8 @@ export class Sandbox {
    */
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecProcess> {
     return this.op(async () => {
+      // A command may change anything in the view, at any time until it ends.
+      this.changed();
       // Resolved like file paths: no escape through `..` or symlinks, and a clear error if missing.
       const { rel: cwd } = await this.fs.resolve(opts.cwd ?? '');
       if ((await this.fs.stat(cwd)).type !== 'dir') throw new SandboxPathError(opts.cwd ?? '', 'is not a directory');
@@ -175,6 +180,8 @@ export class Sandbox {
         opts.signal,
         () => {
           if (proc) this.running.delete(proc);
+          // Whatever the command wrote, it wrote before it ended.
+          this.changed();
         },
         containment,
       );
@@ -197,7 +204,7 @@ export class Sandbox {
    * (default: the session's, see OpenSessionOptions.applyPolicy).
    */
   async diff(opts: DiffOptions = {}): Promise<SandboxDiff> {
-    return this.op(() => this.diffNow(opts.since ?? 'spawn', opts));
+    return this.op(() => this.cachedDiff(opts.since ?? 'spawn', opts));
   }
 
   /**
@@ -206,7 +213,46 @@ export class Sandbox {
    * has where the user's git rules ignore them (the agent never saw those; see OmitRule).
    */
   async workingTreeDiff(opts: Omit<DiffOptions, 'since'> = {}): Promise<SandboxDiff> {
-    return this.op(() => this.diffNow('snapshot', opts, this.owner.ctx.repo.root));
+    return this.op(() => this.cachedDiff('snapshot', opts, this.owner.ctx.repo.root));
+  }
+
+  /**
+   * Starts making workingTreeDiff() in the background, so that the next call gets it at once if
+   * nothing in the view changed meanwhile (say, while a model writes what may be its last reply).
+   * Does nothing while a command runs: the diff would not hold.
+   */
+  prepareWorkingTreeDiff(): void {
+    if (this.discarded || this.detached || this.running.size > 0) return;
+    void this.workingTreeDiff().catch(() => undefined);
+  }
+
+  /**
+   * diffNow, answered from the last diff made with the same options while nothing in the view
+   * has changed since (see `generation`): a caller may ask for a diff ahead of need (the CLI does
+   * while the model writes its last reply) and get it at once when it needs it. A diff for the
+   * working tree also depends on the files the user's tree has where their git rules ignore
+   * them: those are checked again, and the diff is made afresh when they differ.
+   */
+  private async cachedDiff(since: DiffSince, opts: DiffOptions, workingTree?: string): Promise<SandboxDiff> {
+    const key = `${since}\0${opts.maxFileBytes ?? ''}\0${workingTree ?? ''}`;
+    const hit = this.diffs.get(key);
+    if (hit && hit.generation === this.generation && this.running.size === 0) {
+      const diff = await hit.diff.catch(() => undefined);
+      if (diff && (workingTree === undefined || (await stillFitsWorkingTree(this.owner.ctx, diff))) && hit.generation === this.generation) return diff;
+    }
+    const generation = this.generation;
+    const made = this.diffNow(since, opts, workingTree);
+    // Kept only if nothing changed while it was made (and no command could have).
+    if (this.running.size === 0) this.diffs.set(key, { generation, diff: made });
+    const diff = await made;
+    if (this.generation !== generation && this.diffs.get(key)?.diff === made) this.diffs.delete(key);
+    return diff;
+  }
+
+  /** @internal The view changed (or may have): diffs made before no longer hold. */
+  changed(): void {
+    this.generation++;
+    this.diffs.clear();
   }
 
   private async diffNow(since: DiffSince, opts: DiffOptions, workingTree?: string): Promise<SandboxDiff> {
@@ -240,17 +286,19 @@ export class Sandbox {
   async apply(diff: SandboxDiff): Promise<ApplyResult> {
     await refuseUnsafeChanges(this.owner.ctx, diff, this.owner.policy);
     const { ctx } = this.owner;
-    return this.op(async () =>
-      applyPatch(
-        ctx,
-        {
-          // The session's git dir, not the sandbox's own .git: nothing a command configured there runs.
-          git: sealGit(await this.handle.git(), ctx.plumbingGitDir),
-          workTree: this.handle.commandRoot,
-          label: `sandbox ${this.id}`,
-        },
-        diff,
-      ),
+    return this.op(
+      async () =>
+        applyPatch(
+          ctx,
+          {
+            // The session's git dir, not the sandbox's own .git: nothing a command configured there runs.
+            git: sealGit(await this.handle.git(), ctx.plumbingGitDir),
+            workTree: this.handle.commandRoot,
+            label: `sandbox ${this.id}`,
+          },
+          diff,
+        ),
+      { changes: true },
     );
   }
 
@@ -332,14 +380,24 @@ export class Sandbox {
     );
   }
 
-  /** @internal Runs a file operation or command start under the shared lock. */
-  op<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * @internal Runs a file operation or command start under the shared lock. One that `changes`
+   * the view counts as a change both before and after it (it may fail halfway, and a diff may be
+   * made while it runs).
+   */
+  op<T>(fn: () => Promise<T>, opts: { changes?: boolean } = {}): Promise<T> {
     return this.lock.shared(async () => {
       if (this.discarded) {
         throw new SandboxError('discarded', `Sandbox ${this.id} was discarded; create a new sandbox to keep working.`);
       }
       if (this.detached) throw this.detachedError();
-      return fn();
+      if (!opts.changes) return fn();
+      this.changed();
+      try {
+        return await fn();
+      } finally {
+        this.changed();
+      }
     });
   }
 }

@@ -407,7 +407,10 @@ export class SandboxSession {
     let firstError: unknown;
     for (const sb of sandboxes) {
       try {
+        // Its view moves to the new snapshot: no diff made before holds.
+        sb.changed();
         await this.backendSession.rebase(sb.handle, change);
+        sb.changed();
       } catch (err) {
         failed.push(sb.id);
         firstError ??= err;
