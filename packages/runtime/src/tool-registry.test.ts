@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import type { AsyncTool, JsonSchema } from './tool.js';
+import { ToolRegistry } from './tool-registry.js';
+
+const tool = (name: string, input_schema: JsonSchema): AsyncTool => ({
+  kind: 'async',
+  name,
+  description: `the ${name} tool`,
+  input_schema,
+  dispatch: () => undefined,
+});
+
+const call = (name: string, input: Record<string, unknown>) => ({ id: `call_${name}`, name, input });
+
+// Each schema of the tools a system is made with compiles at its tool's first call: none of that
+// is on the way to a session's first request.
+describe('checking tool calls', () => {
+  it('checks arguments against the schema, naming what is wrong', () => {
+    const registry = new ToolRegistry([tool('read', { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false })]);
+    expect(registry.definitions().map((d) => d.name)).toEqual(['read']);
+    expect(registry.resolve(call('read', { path: 'a.txt' }))).toMatchObject({ kind: 'async', input: { path: 'a.txt' } });
+    expect(registry.resolve(call('read', {}))).toEqual({
+      kind: 'error',
+      message: "Error: invalid arguments for read: input must have required property 'path'.",
+    });
+    expect(registry.resolve(call('read', { path: 1, extra: true }))).toMatchObject({
+      kind: 'error',
+      message: expect.stringMatching(/^Error: invalid arguments for read: .*must NOT have additional properties.*\/path must be string/),
+    });
+  });
+
+  it("a tool whose schema cannot be compiled answers its calls with an error; the other tools work", () => {
+    const registry = new ToolRegistry([
+      tool('broken', { type: 'object', properties: { n: { type: 'number', minimum: 'one' } } }),
+      tool('fine', { type: 'object', properties: {} }),
+    ]);
+    expect(registry.resolve(call('broken', { n: 1 }))).toMatchObject({
+      kind: 'error',
+      message: expect.stringMatching(/^Error: the tool broken cannot be used: its input schema is invalid/),
+    });
+    expect(registry.resolve(call('fine', {}))).toMatchObject({ kind: 'async' });
+  });
+});
