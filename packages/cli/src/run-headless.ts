@@ -79,6 +79,18 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
       o.writers.err(`infinity-code: ${REFUSED_NOTICE}\n`);
     },
   });
+  // The root's diff is made while the model writes: when its last reply comes, the diff is ready.
+  // Only once the model has taken a while (as a real one does): a diff made during a quick reply
+  // that calls more tools would be thrown away, its processes taken from the tool calls.
+  let preparing: NodeJS.Timeout | undefined;
+  const prepareDiff = (e: RuntimeEvent): void => {
+    if (e.type === 'completion-started') {
+      preparing = setTimeout(() => agent.prepareRootDiff(), PREPARE_DIFF_AFTER_MS);
+      preparing.unref();
+    } else if (e.type === 'completion-finished' || e.type === 'error') {
+      clearTimeout(preparing);
+    }
+  };
   const tally = newTally();
   const print = o.outputFormat === 'text' ? textPrinter(o.writers, session.id) : undefined;
   const line = (obj: unknown) => o.writers.out(`${JSON.stringify(obj)}\n`);
@@ -87,10 +99,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     tallyEvent(tally, e, session.id);
     print?.(e);
     stream?.event(e);
-    // The root's diff is made while the model writes: when its last reply comes, it is ready.
-    if (e.type === 'completion-started' && e.threadId === session.id) {
-      agent.prepareRootDiff();
-    }
+    if (e.threadId === session.id) prepareDiff(e);
   });
   stream?.init({
     model,
@@ -196,6 +205,9 @@ function changesOf(o: Outcome): ChangesInfo {
   const subtype = o.applied ? 'applied' : o.patchFile !== null ? 'saved' : 'none';
   return { subtype, files: o.filesChanged, conflicts: o.conflicts, patch_file: o.patchFile };
 }
+
+/** How long a completion of the root runs before its diff is prepared (see prepareDiff). */
+const PREPARE_DIFF_AFTER_MS = 200;
 
 const REFUSED_NOTICE =
   "a command was not run: the sandbox can't confine commands on this machine (they would reach your files, " +

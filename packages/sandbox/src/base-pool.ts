@@ -46,7 +46,7 @@ function poolOf(stateDir: string, repo: RepoInfo): string {
 
 /**
  * Moves a pooled base of `repo` to `baseDir` with its index at `baseIndex`, if there is one;
- * returns whether it did. The caller then brings it to its snapshot (materializeBase). Two
+ * returns whether it did. The caller then brings it to its snapshot (takeSnapshot's base). Two
  * sessions never get the same base: taking one is a rename, which only one of them wins.
  */
 export async function takePooledBase(stateDir: string, repo: RepoInfo, baseDir: string, baseIndex: string): Promise<boolean> {

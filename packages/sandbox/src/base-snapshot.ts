@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { text } from './git.js';
+import { GitError } from './errors.js';
+import { cleanGitEnv, text } from './git.js';
+import { runProcess } from './run-process.js';
 import type { RepoInfo } from './repo.js';
-import { userRepoGit } from './trusted-git.js';
+import { USER_REPO_SWITCHES, userRepoGit } from './trusted-git.js';
 
 /** A commit of the user's working tree as it was when the session started. */
 export interface Snapshot {
@@ -61,22 +63,53 @@ export async function workingTreeTree(repo: RepoInfo, objectsDir: string, scratc
   }
 }
 
-/** Snapshots the working tree (see workingTreeTree) as a commit on the user's HEAD, which stays where it is. */
-export async function takeSnapshot(repo: RepoInfo, objectsDir: string, scratchDir: string): Promise<Snapshot> {
-  const env = { ...objectEnv(repo, objectsDir), ...IDENTITY };
-  // HEAD is read beside the tree's making, not after it: one process less on the way to the base.
-  const [tree, headOut] = await Promise.all([
-    workingTreeTree(repo, objectsDir, scratchDir),
-    git(['rev-parse', '-q', '--verify', 'HEAD^{commit}'], { cwd: repo.root, env, okExitCodes: [1] }),
-  ]);
-  const parent = headOut.exitCode === 0 ? text(headOut) : null;
-  const commit = text(
-    await git(['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', 'infinity-code: snapshot of the working tree'], {
-      cwd: repo.root,
-      env,
-    }),
-  );
-  return { commit, tree, parent };
+// The snapshot's steps in one process: `git add -A` into the temporary index, the tree, HEAD and
+// the commit, and with IC_BASE set the base's checkout: each git process costs a spawn of this
+// (large) process and a trip through its event loop, and a session's first tool call waits for
+// all of them. "$@" is git's own arguments (USER_REPO_SWITCHES); prints "<tree> <commit> [<HEAD>]".
+// The base is checked out with the user's git dir and config (it is their tree, filters
+// included), into its own index (IC_BASE_INDEX), which then holds fresh stat data for every base file.
+const SNAPSHOT_SCRIPT = `
+git "$@" -c core.untrackedCache=false add -A || exit $?
+tree=$(git "$@" write-tree) || exit $?
+parent=$(git "$@" rev-parse -q --verify 'HEAD^{commit}')
+commit=$(git "$@" commit-tree "$tree" \${parent:+-p "$parent"} -m 'infinity-code: snapshot of the working tree') || exit $?
+if [ -n "$IC_BASE" ]; then
+  GIT_INDEX_FILE=$IC_BASE_INDEX git "$@" --git-dir="$IC_USER_GIT_DIR" --work-tree="$IC_BASE" -c "checkout.workers=$IC_WORKERS" read-tree --reset -u "$tree" || exit $?
+fi
+echo "$tree $commit $parent"
+`;
+
+/**
+ * Snapshots the working tree (see workingTreeTree) as a commit on the user's HEAD, which stays
+ * where it is. With `base`, also checks the snapshot out into `base.dir` with its own index at
+ * `base.index`, outside the repository; sandboxes copy that index, so `git status` inside them
+ * does not re-hash the tree. A directory that already holds a checkout with its index (see
+ * base-pool.ts) is moved to the snapshot path by path: only what differs is written.
+ */
+export async function takeSnapshot(repo: RepoInfo, objectsDir: string, scratchDir: string, base?: { dir: string; index: string }): Promise<Snapshot> {
+  await mkdir(scratchDir, { recursive: true });
+  if (base) await mkdir(base.dir, { recursive: true });
+  const index = path.join(scratchDir, `snapshot-${process.pid}-${randomBytes(4).toString('hex')}.index`);
+  await copyFile(path.join(repo.gitDir, 'index'), index).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+  try {
+    // Set either way: a variable of the same name in our own environment must not count.
+    const checkout: Record<string, string> = base
+      ? { IC_BASE: base.dir, IC_BASE_INDEX: base.index, IC_USER_GIT_DIR: repo.gitDir, IC_WORKERS: String(checkoutWorkers()) }
+      : { IC_BASE: '' };
+    const env = cleanGitEnv({ ...objectEnv(repo, objectsDir), ...IDENTITY, GIT_INDEX_FILE: index, ...checkout });
+    const out = await runProcess('/bin/sh', ['-c', SNAPSHOT_SCRIPT, 'snapshot', ...USER_REPO_SWITCHES], { cwd: repo.root, env });
+    if (out.exitCode !== 0) {
+      throw new GitError(['add', '-A'], out.stderr.toString('utf8') || String(out.error?.message ?? out.signal ?? ''), out.exitCode, out.error);
+    }
+    const [tree, commit, parent] = out.stdout.toString('utf8').trim().split(' ');
+    return { tree: tree!, commit: commit!, parent: parent || null };
+  } finally {
+    await rm(index, { force: true });
+    await rm(`${index}.lock`, { force: true });
+  }
 }
 
 /**
@@ -87,33 +120,4 @@ export async function takeSnapshot(repo: RepoInfo, objectsDir: string, scratchDi
  */
 export function checkoutWorkers(cores = availableParallelism()): number {
   return Math.min(32, Math.max(8, cores * 2));
-}
-
-/**
- * Checks the snapshot out once into `baseDir` (outside the repository) with its own index, which
- * then holds fresh stat data for every base file: sandboxes copy it so `git status` inside them
- * does not re-hash the tree.
- */
-export async function materializeBase(
-  repo: RepoInfo,
-  snapshot: Snapshot,
-  objectsDir: string,
-  baseDir: string,
-  baseIndex: string,
-): Promise<void> {
-  await mkdir(baseDir, { recursive: true });
-  const env = { ...objectEnv(repo, objectsDir), GIT_INDEX_FILE: baseIndex };
-  await git(
-    [
-      `--git-dir=${repo.gitDir}`,
-      `--work-tree=${baseDir}`,
-      '-c',
-      `checkout.workers=${checkoutWorkers()}`,
-      'read-tree',
-      '--reset',
-      '-u',
-      snapshot.tree,
-    ],
-    { cwd: baseDir, env },
-  );
 }

@@ -3,20 +3,20 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { classifyChanges, resolveLink, type ApplyPolicyOptions, type OmittedFile, type PolicyChange } from './apply-policy.js';
 import type { SessionContext } from './backend.js';
-import { objectSizes, readObjects } from './blobs.js';
-import { diffTrees, patchOf, type SandboxDiff } from './diff.js';
+import { readObjects } from './blobs.js';
+import { diffTrees, type SandboxDiff } from './diff.js';
 import { nulFields, text, type GitRunner } from './git.js';
 import { sealedGit } from './trusted-git.js';
 import { reposAbove } from './nested-repos.js';
 import { ignoredInWorkingTree } from './user-ignored.js';
-import { NO_MODE, rawChanges, type RawChange } from './raw-changes.js';
+import { diffFacts, NO_MODE, type RawChange } from './raw-changes.js';
 
 const SYMLINK = '120000';
 const GITLINK = '160000';
 /** Rounds of git lookups while resolving links: each finds at least one more link or ends. */
 const MAX_LINK_ROUNDS = 50;
-/** Diffs of at most this many changes get their patch made beside the policy check (see policyDiff). */
-const SPECULATE_UP_TO = 64;
+/** Diffs of at most this many changes get their patch made with their listing (see policyDiff). */
+const PATCH_WITH_LISTING_UP_TO = 64;
 
 export interface PolicyDiffRequest {
   from: string;
@@ -47,13 +47,11 @@ interface Candidate extends PolicyChange {
  * never go through git's patch output, whatever their size.
  */
 export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): Promise<SandboxDiff> {
-  const raw = await rawChanges(ctx, req.from, req.to);
-  // Most diffs leave nothing out: their patch is made while the policy is checked, not after. Only
-  // for a few files, so that a huge diff never makes a patch it would then throw away.
-  const speculative = raw.length > 0 && raw.length <= SPECULATE_UP_TO ? patchOf(ctx, req.from, req.to).catch(() => undefined) : undefined;
+  // Most diffs leave nothing out: their patch is made with the listing, before the policy is
+  // checked. Only for a few files, so that a huge diff never makes a patch it would throw away.
+  const { raw, sizes, patch } = await diffFacts(ctx, req.from, req.to, PATCH_WITH_LISTING_UP_TO);
   const newLinks = await linkTargets(ctx, raw);
-  const [sizes, links, nestedRepos, userIgnored] = await Promise.all([
-    objectSizes(ctx, raw.flatMap(blobIds)),
+  const [links, nestedRepos, userIgnored] = await Promise.all([
     linksOnTheWay(ctx, req.to, newLinks),
     nestedReposOf(ctx, req, raw),
     req.workingTree === undefined ? undefined : ignoredInWorkingTree(ctx, req.workingTree, raw.filter(isCreation).map((c) => c.path)),
@@ -72,7 +70,7 @@ export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): P
     return change;
   });
   const { dropped, omitted } = classifyChanges(candidates, { nestedRepos, links, ...(userIgnored ? { userIgnored } : {}) }, req.policy);
-  const made = await madeDiff(ctx, req, raw, dropped, omitted, speculative);
+  const made = await madeDiff(ctx, req, raw, dropped, omitted, patch);
   if (req.workingTree !== undefined) {
     workingTreeFacts.set(made, { workingTree: req.workingTree, created: raw.filter(isCreation).map((c) => c.path), ignored: userIgnored ?? new Set() });
   }
@@ -99,14 +97,10 @@ async function madeDiff(
   raw: readonly RawChange[],
   dropped: ReadonlyArray<Candidate>,
   omitted: readonly OmittedFile[],
-  speculative: Promise<Buffer | undefined> | undefined,
+  patch: Buffer | undefined,
 ): Promise<SandboxDiff> {
-  if (dropped.length === 0) {
-    const patch = await speculative;
-    return diffTrees(ctx, req.from, req.to, { omitted, raw, ...(patch ? { patch } : {}) });
-  }
-  // The speculative patch is waited for too: no git of ours outlives the call.
-  const [to] = await Promise.all([withoutChanges(ctx, req.to, dropped.map((c) => c.raw)), speculative]);
+  if (dropped.length === 0) return diffTrees(ctx, req.from, req.to, { omitted, raw, ...(patch ? { patch } : {}) });
+  const to = await withoutChanges(ctx, req.to, dropped.map((c) => c.raw));
   return diffTrees(ctx, req.from, to, { omitted });
 }
 
@@ -120,10 +114,6 @@ async function linkTargets(ctx: SessionContext, raw: readonly RawChange[]): Prom
   const links = raw.filter((c) => c.newMode === SYMLINK);
   const blobs = await readObjects(ctx, links.map((c) => c.newId));
   return new Map(links.flatMap((c) => (blobs.has(c.newId) ? [[c.path, blobs.get(c.newId)!.toString('utf8')] as const] : [])));
-}
-
-function blobIds(c: RawChange): string[] {
-  return [...(c.oldMode !== GITLINK && c.oldMode !== NO_MODE ? [c.oldId] : []), ...(c.newMode !== GITLINK && c.newMode !== NO_MODE ? [c.newId] : [])];
 }
 
 /**

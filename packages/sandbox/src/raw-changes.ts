@@ -1,5 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { SessionContext } from './backend.js';
-import { sealedGit } from './trusted-git.js';
+import { GitError } from './errors.js';
+import { cleanGitEnv } from './git.js';
+import { runProcess } from './run-process.js';
+import { sealedGit, sealedScript } from './trusted-git.js';
 
 /** Git's mode for "no entry on this side". */
 export const NO_MODE = '000000';
@@ -73,4 +79,55 @@ function splitNul(buf: Buffer): Buffer[] {
   }
   if (start < buf.length) parts.push(buf.subarray(start));
   return parts;
+}
+
+// rawChanges, the sizes of both sides' blobs and, for at most $4 changes, the patch (see patchOf),
+// in one process: three git processes each cost a spawn of this (large) process and a trip
+// through its event loop, on the way from a model's last reply to the applied change. "$@" is
+// git's own arguments (the seal, see sealedScript). The sizes come from the ids in the plain raw
+// listing (fields 3 and 4), which cat-file looks up without inflating anything.
+const FACTS_SCRIPT = `
+from=$1; to=$2; out=$3; max=$4; shift 4
+git "$@" diff-tree -r -z -M --raw "$from" "$to" > "$out.raw" || exit $?
+git "$@" diff-tree -r --no-abbrev -M --raw "$from" "$to" > "$out.txt" || exit $?
+cut -d' ' -f3,4 "$out.txt" | tr ' ' '\\n' | git "$@" cat-file --batch-check='%(objectname) %(objectsize)' > "$out.sizes" || exit $?
+n=$(wc -l < "$out.txt")
+if [ "$n" -gt 0 ] && [ "$n" -le "$max" ]; then
+  git "$@" diff-tree -r -p --binary -M --no-color --no-ext-diff --no-textconv "$from" "$to" > "$out.patch" || exit $?
+fi
+exit 0
+`;
+
+export interface DiffFacts {
+  raw: RawChange[];
+  /** Sizes in bytes of the blobs on either side, by id. */
+  sizes: Map<string, number>;
+  /** The patch from `from` to `to`, when there were at most `patchUpTo` changes. */
+  patch?: Buffer;
+}
+
+/** rawChanges and objectSizes of its blobs, and the patch of a small diff, from one process. */
+export async function diffFacts(ctx: SessionContext, from: string, to: string, patchUpTo: number): Promise<DiffFacts> {
+  if (from === to) return { raw: [], sizes: new Map() };
+  const { gitArgs, env } = sealedScript(ctx.plumbingGitDir);
+  const out = path.join(ctx.tmpDir, `facts-${randomUUID()}`);
+  const files = ['raw', 'txt', 'sizes', 'patch'].map((ext) => `${out}.${ext}`);
+  try {
+    const r = await runProcess('/bin/sh', ['-c', FACTS_SCRIPT, 'diff-facts', from, to, out, String(patchUpTo), ...gitArgs], {
+      cwd: ctx.tmpDir,
+      env: cleanGitEnv({ ...ctx.objectEnv, ...env }),
+    });
+    if (r.exitCode !== 0) {
+      throw new GitError(['diff-tree', from, to], r.stderr.toString('utf8') || String(r.error?.message ?? r.signal ?? ''), r.exitCode, r.error);
+    }
+    const [raw, sizesText, patch] = await Promise.all([readFile(files[0]!), readFile(files[2]!, 'latin1'), readFile(files[3]!).catch(() => undefined)]);
+    const sizes = new Map<string, number>();
+    for (const line of sizesText.split('\n')) {
+      const [id, size] = line.split(' ');
+      if (id && size && /^\d+$/.test(size)) sizes.set(id, Number(size));
+    }
+    return { raw: parseRawZ(raw), sizes, ...(patch ? { patch } : {}) };
+  } finally {
+    await Promise.all(files.map((f) => rm(f, { force: true })));
+  }
 }

@@ -1,4 +1,4 @@
-import { realpath, stat } from 'node:fs/promises';
+import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GitError, SandboxError } from './errors.js';
 import { nulFields, text } from './git.js';
@@ -18,6 +18,48 @@ export interface RepoInfo {
 }
 
 export async function resolveRepo(anyPath: string): Promise<RepoInfo> {
+  return (await plainRepo(anyPath)) ?? askGit(anyPath);
+}
+
+/**
+ * The common layout, found without running git (a session's open waits for this, and a git
+ * process costs a spawn of this large process): the nearest directory at or above `anyPath`
+ * holding a `.git` directory with a HEAD, on the same filesystem, owned by this user, whose
+ * config names no other work tree, no include and no bare repository. Anything else (a `.git`
+ * file of a linked worktree or submodule, GIT_CEILING_DIRECTORIES, a path inside `.git`...) is
+ * left to git, as is the error for a path in no repository.
+ */
+async function plainRepo(anyPath: string): Promise<RepoInfo | undefined> {
+  if (process.env.GIT_CEILING_DIRECTORIES || process.env.GIT_DISCOVERY_ACROSS_FILESYSTEM) return undefined;
+  let dir = await realpath(anyPath).catch(() => undefined);
+  if (dir === undefined || dir.split(path.sep).includes('.git')) return undefined;
+  let st = await stat(dir).catch(() => undefined);
+  if (!st?.isDirectory()) return undefined;
+  const device = st.dev;
+  const uid = process.getuid?.();
+  for (;;) {
+    const dotGit = path.join(dir, '.git');
+    const found = await lstat(dotGit).catch(() => undefined);
+    if (found) {
+      if (!found.isDirectory() || found.dev !== device || (uid !== undefined && uid !== 0 && found.uid !== uid)) return undefined;
+      const [head, commondir, config] = await Promise.all([
+        stat(path.join(dotGit, 'HEAD')).catch(() => undefined),
+        lstat(path.join(dotGit, 'commondir')).catch(() => undefined),
+        readFile(path.join(dotGit, 'config'), 'utf8').catch(() => undefined),
+      ]);
+      if (!head?.isFile() || commondir || config === undefined) return undefined;
+      if (/^\s*(worktree\s*=|bare\s*=\s*(true|yes|on|1)\b|\[include)/im.test(config)) return undefined;
+      return { root: dir, gitDir: dotGit, commonDir: dotGit, dotGitIsDir: true };
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return undefined;
+    st = await stat(parent).catch(() => undefined);
+    if (!st || st.dev !== device) return undefined;
+    dir = parent;
+  }
+}
+
+async function askGit(anyPath: string): Promise<RepoInfo> {
   let out: string;
   try {
     out = text(

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { SandboxBackend, SessionContext } from './backend.js';
 import { pickBackend, type BackendChoice } from './backend-choice.js';
 import { takePooledBase } from './base-pool.js';
-import { materializeBase, objectEnv, takeSnapshot } from './base-snapshot.js';
+import { objectEnv, takeSnapshot } from './base-snapshot.js';
 import { removeTree } from './fs-util.js';
 import { ensurePlumbingGitDir } from './plumbing-git-dir.js';
 import { identify } from './proc.js';
@@ -81,18 +81,15 @@ export async function completeFreshSession(begun: Begun): Promise<Started> {
     await mkdir(tmpDir, { recursive: true });
     const baseDir = path.join(sessionDir, 'base');
     const baseIndex = path.join(sessionDir, 'base.index');
-    // The two walks of the working tree (stat calls mostly), the git dir's config reads and taking
-    // a base an earlier session left (see base-pool.ts) are independent: side by side, their waits
-    // overlap.
+    // The two walks of the working tree (stat calls mostly) and the git dir's config reads are
+    // independent: side by side, their waits overlap.
+    // The snapshot's run checks the base out too: moving a pooled base to the snapshot path by
+    // path (only what differs is written), or else a full checkout.
     const [plumbingGitDir, heavyDirs, snapshot] = await Promise.all([
       ensurePlumbingGitDir(sessionDir, repo),
       findHeavyDirs(repo),
-      takeSnapshot(repo, objectsDir, tmpDir),
-      takePooledBase(stateDir, repo, baseDir, baseIndex),
+      takePooledBase(stateDir, repo, baseDir, baseIndex).then(() => takeSnapshot(repo, objectsDir, tmpDir, { dir: baseDir, index: baseIndex })),
     ]);
-    // A pooled base is moved to the snapshot path by path (only what differs is written); without
-    // one, this is a full checkout.
-    await materializeBase(repo, snapshot, objectsDir, baseDir, baseIndex);
     // The empty registry, then the snapshot in the record: the session is resumable from here on.
     await writeRegistry(sessionDir, { version: 1, nextName: 1, sandboxes: [] });
     record = { ...record, heavyDirs, snapshot };

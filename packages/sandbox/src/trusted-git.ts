@@ -63,6 +63,14 @@ export function sealGit(inner: GitRunner, gitDir: string): GitRunner {
   };
 }
 
+/**
+ * What sealGit adds to git, for a shell script that runs git itself (as `git "$@" ...`, its
+ * arguments) with this environment: the same seal, for several git commands in one process.
+ */
+export function sealedScript(gitDir: string): { gitArgs: string[]; env: Record<string, string> } {
+  return { gitArgs: [`--git-dir=${gitDir}`, ...SEALED_SWITCHES], env: sealedEnv(gitDir) };
+}
+
 /** sealGit over git run by this process directly. */
 export function sealedGit(gitDir: string): GitRunner {
   return sealGit(hostGit, gitDir);
