@@ -76,16 +76,21 @@ describe('pooled bases', () => {
     expect(await readFile(path.join(live.ctx.baseDir, 'a.txt'), 'utf8').catch(() => 'moved')).toBe('moved');
   });
 
-  it('a file changed inside a pooled base is put back: the base is checked by its stat data, not trusted', async () => {
+  it('only what changed is written into a pooled base: the other files stay as they were', async () => {
     const stateDir = await tempDir('ic-state-');
-    const repo = await makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
-    await closeIt(await session(repo, stateDir));
-    const [entry] = await pooled(stateDir);
-    await writeFile(path.join(stateDir, 'bases', entry!, 'base', 'b.txt'), 'tampered with, and longer\n');
+    const repo = await makeRepo({ 'same.txt': 'same\n', 'edited.txt': 'before\n' });
+    const first = await session(repo, stateDir);
+    // Written files get a new change time (and usually a new inode); untouched ones keep both.
+    const written = async (s: SandboxSession, f: string) => {
+      const st = await stat(path.join(s.ctx.baseDir, f));
+      return `${st.ino}:${st.ctimeMs}`;
+    };
+    const same = await written(first, 'same.txt');
+    await closeIt(first);
+    await writeFile(path.join(repo, 'edited.txt'), 'after\n');
     const next = await session(repo, stateDir);
-    const sb = await next.create('t');
-    expect(await sb.readText('b.txt')).toBe('b\n');
-    expect(await sb.diff()).toMatchObject({ isEmpty: true });
+    expect(await written(next, 'same.txt')).toBe(same);
+    expect(await readFile(path.join(next.ctx.baseDir, 'edited.txt'), 'utf8')).toBe('after\n');
   });
 
   it('gc removes the pooled bases of repositories that are gone, and every one with all', async () => {

@@ -11,10 +11,12 @@ import type { RepoInfo } from './repo.js';
  * A session's base is a full checkout of its snapshot: at 50,000 files, writing it (and deleting
  * it at close) takes seconds, every session. A session that closes without keeping its storage
  * moves its base here instead (a rename: O(1)); the next session of the same repository takes it
- * (another rename) and moves it onto its own snapshot with `read-tree --reset -u` over the base's
- * own index, which rewrites only the paths whose content differs and checks the rest by their stat
- * data. A base in the pool belongs to no session: bases in use stay inside their session's
- * directory, where nothing else touches them. A crash while a base moves leaves it in the session
+ * (another rename) and moves it onto its own snapshot with a one-way `read-tree -m -u` over the
+ * base's own index, which reads and writes only the paths whose content differs: the cost follows
+ * the change, not the repository. That trusts the base's files to be what its index says, which
+ * holds because nothing but that checkout ever writes a base: in a session it is a read-only lower
+ * layer (or the source of copies), and here it belongs to no session. Bases in use stay inside
+ * their session's directory, where nothing else touches them. A crash while a base moves leaves it in the session
  * directory (removed with it by gc) or under a temporary name here (removed by gc), never a half
  * base that looks whole.
  *

@@ -69,13 +69,17 @@ export async function workingTreeTree(repo: RepoInfo, objectsDir: string, scratc
 // all of them. "$@" is git's own arguments (USER_REPO_SWITCHES); prints "<tree> <commit> [<HEAD>]".
 // The base is checked out with the user's git dir and config (it is their tree, filters
 // included), into its own index (IC_BASE_INDEX), which then holds fresh stat data for every base file.
+// A pooled base (IC_MERGE=-m) is moved by a one-way merge from its own index: only entries whose
+// content differs are checked and written, the others are taken from the index as they are (with
+// --reset, every file of the base would be lstat'ed again, O(repository) at every open). That is
+// safe because a pooled base is written by nothing but this checkout (see base-pool.ts).
 const SNAPSHOT_SCRIPT = `
 git "$@" -c core.untrackedCache=false add -A || exit $?
 tree=$(git "$@" write-tree) || exit $?
 parent=$(git "$@" rev-parse -q --verify 'HEAD^{commit}')
 commit=$(git "$@" commit-tree "$tree" \${parent:+-p "$parent"} -m 'infinity-code: snapshot of the working tree') || exit $?
 if [ -n "$IC_BASE" ]; then
-  GIT_INDEX_FILE=$IC_BASE_INDEX git "$@" --git-dir="$IC_USER_GIT_DIR" --work-tree="$IC_BASE" -c "checkout.workers=$IC_WORKERS" read-tree --reset -u "$tree" || exit $?
+  GIT_INDEX_FILE=$IC_BASE_INDEX git "$@" --git-dir="$IC_USER_GIT_DIR" --work-tree="$IC_BASE" -c "checkout.workers=$IC_WORKERS" read-tree $IC_MERGE -u "$tree" || exit $?
 fi
 echo "$tree $commit $parent"
 `;
@@ -84,10 +88,15 @@ echo "$tree $commit $parent"
  * Snapshots the working tree (see workingTreeTree) as a commit on the user's HEAD, which stays
  * where it is. With `base`, also checks the snapshot out into `base.dir` with its own index at
  * `base.index`, outside the repository; sandboxes copy that index, so `git status` inside them
- * does not re-hash the tree. A directory that already holds a checkout with its index (see
- * base-pool.ts) is moved to the snapshot path by path: only what differs is written.
+ * does not re-hash the tree. A `pooled` base (a checkout with its index, see base-pool.ts) is
+ * moved to the snapshot path by path: only what differs is read and written.
  */
-export async function takeSnapshot(repo: RepoInfo, objectsDir: string, scratchDir: string, base?: { dir: string; index: string }): Promise<Snapshot> {
+export async function takeSnapshot(
+  repo: RepoInfo,
+  objectsDir: string,
+  scratchDir: string,
+  base?: { dir: string; index: string; pooled: boolean },
+): Promise<Snapshot> {
   await mkdir(scratchDir, { recursive: true });
   if (base) await mkdir(base.dir, { recursive: true });
   const index = path.join(scratchDir, `snapshot-${process.pid}-${randomBytes(4).toString('hex')}.index`);
@@ -97,7 +106,13 @@ export async function takeSnapshot(repo: RepoInfo, objectsDir: string, scratchDi
   try {
     // Set either way: a variable of the same name in our own environment must not count.
     const checkout: Record<string, string> = base
-      ? { IC_BASE: base.dir, IC_BASE_INDEX: base.index, IC_USER_GIT_DIR: repo.gitDir, IC_WORKERS: String(checkoutWorkers()) }
+      ? {
+          IC_BASE: base.dir,
+          IC_BASE_INDEX: base.index,
+          IC_USER_GIT_DIR: repo.gitDir,
+          IC_WORKERS: String(checkoutWorkers()),
+          IC_MERGE: base.pooled ? '-m' : '--reset',
+        }
       : { IC_BASE: '' };
     const env = cleanGitEnv({ ...objectEnv(repo, objectsDir), ...IDENTITY, GIT_INDEX_FILE: index, ...checkout });
     const out = await runProcess('/bin/sh', ['-c', SNAPSHOT_SCRIPT, 'snapshot', ...USER_REPO_SWITCHES], { cwd: repo.root, env });

@@ -88,7 +88,7 @@ export async function completeFreshSession(begun: Begun): Promise<Started> {
     const [plumbingGitDir, heavyDirs, snapshot] = await Promise.all([
       ensurePlumbingGitDir(sessionDir, repo),
       findHeavyDirs(repo),
-      takePooledBase(stateDir, repo, baseDir, baseIndex).then(() => takeSnapshot(repo, objectsDir, tmpDir, { dir: baseDir, index: baseIndex })),
+      takePooledBase(stateDir, repo, baseDir, baseIndex).then((pooled) => takeSnapshot(repo, objectsDir, tmpDir, { dir: baseDir, index: baseIndex, pooled })),
     ]);
     // The empty registry, then the snapshot in the record: the session is resumable from here on.
     await writeRegistry(sessionDir, { version: 1, nextName: 1, sandboxes: [] });
