@@ -24,7 +24,8 @@
 // sandbox, first file read), first in a fresh state dir, then again after 10 files changed,
 // beside `git worktree add` of the same tree.
 //
-// Env: RUNS (0 skips the small task), CLAUDE_CODE_BIN, LARGE, LARGE_RUNS (second opens, median; default 3),
+// Env: RUNS (0 skips the small task), CLAUDE_CODE_BIN, INFINITY_CODE_BIN, LARGE, LARGE_RUNS (second
+// opens, median; default 3),
 // HEADLESS_STDERR=1 (show the CLIs' stderr).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,7 +35,8 @@ import { fileURLToPath } from 'node:url';
 import { startFakeMessagesApi, type FakeBrain, type FakeReply, type FakeRequestBody } from '@infinity-code/runtime/testing';
 import { openSession, probeBackends } from '@infinity-code/sandbox';
 
-const bin = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
+// INFINITY_CODE_BIN: another build's dist/main.js (another worktree's), to compare before and after.
+const bin = process.env.INFINITY_CODE_BIN ?? fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
 if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`pnpm build\` first`);
 const RUNS = Number(process.env.RUNS ?? 7);
 const CLAUDE = process.env.CLAUDE_CODE_BIN;

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { mkdir, readdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathExists, removeTree } from './fs-util.js';
@@ -52,23 +53,36 @@ function poolOf(stateDir: string, repo: RepoInfo): string {
  * sessions never get the same base: taking one is a rename, which only one of them wins.
  */
 export async function takePooledBase(stateDir: string, repo: RepoInfo, baseDir: string, baseIndex: string): Promise<boolean> {
+  // Synchronous (renames and a small read): the snapshot's git process, which waits for this,
+  // then starts without waiting for this process's event loop (see writeJsonAtomic in registry.ts).
   const pool = poolOf(stateDir, repo);
-  const entries = (await readdir(pool).catch(() => [] as string[])).filter((n) => !n.startsWith('.')).sort().reverse();
+  let entries: string[];
+  try {
+    entries = readdirSync(pool).filter((n) => !n.startsWith('.')).sort().reverse();
+  } catch {
+    return false;
+  }
   for (const entry of entries) {
     const taken = path.join(path.dirname(baseDir), `.pooled-${randomBytes(4).toString('hex')}`);
     try {
-      await rename(path.join(pool, entry), taken);
+      renameSync(path.join(pool, entry), taken);
     } catch {
       continue; // Another session took it first.
     }
-    const meta = (await readJson(path.join(taken, META_FILE)).catch(() => undefined)) as PoolMeta | undefined;
-    const whole = meta?.version === 1 && meta.repo === repo.root && (await pathExists(path.join(taken, 'base.index')));
+    let meta: PoolMeta | undefined;
+    try {
+      meta = JSON.parse(readFileSync(path.join(taken, META_FILE), 'utf8')) as PoolMeta;
+    } catch {
+      meta = undefined;
+    }
+    const whole = meta?.version === 1 && meta.repo === repo.root && existsSync(path.join(taken, 'base.index'));
     if (whole) {
-      await rename(path.join(taken, 'base'), baseDir);
-      await rename(path.join(taken, 'base.index'), baseIndex);
+      renameSync(path.join(taken, 'base'), baseDir);
+      renameSync(path.join(taken, 'base.index'), baseIndex);
+      rmSync(taken, { recursive: true, force: true });
+      return true;
     }
     await removeTree(taken);
-    if (whole) return true;
   }
   return false;
 }

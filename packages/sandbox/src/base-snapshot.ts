@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
@@ -97,12 +98,16 @@ export async function takeSnapshot(
   scratchDir: string,
   base?: { dir: string; index: string; pooled: boolean },
 ): Promise<Snapshot> {
-  await mkdir(scratchDir, { recursive: true });
-  if (base) await mkdir(base.dir, { recursive: true });
+  // Synchronous up to the git process (a copy of the user's index is a few megabytes at most): a
+  // session's first tool call waits for this run (see writeJsonAtomic in registry.ts).
+  mkdirSync(scratchDir, { recursive: true });
+  if (base) mkdirSync(base.dir, { recursive: true });
   const index = path.join(scratchDir, `snapshot-${process.pid}-${randomBytes(4).toString('hex')}.index`);
-  await copyFile(path.join(repo.gitDir, 'index'), index).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
+  try {
+    copyFileSync(path.join(repo.gitDir, 'index'), index);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
   try {
     // Set either way: a variable of the same name in our own environment must not count.
     const checkout: Record<string, string> = base

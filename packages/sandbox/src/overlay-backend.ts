@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { copyFile, link, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFile, lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type {
   BackendName,
@@ -90,9 +91,10 @@ class OverlaySession implements BackendSession {
    * followed by overlay, so they are mounted on top of the merged view).
    */
   async prepare(): Promise<void> {
+    // Synchronous (empty directories): see makeDirs.
     const meta = path.join(this.ctx.sessionDir, META_LAYER);
-    await mkdir(path.join(meta, '.git'), { recursive: true });
-    for (const d of this.ctx.heavyDirs) await mkdir(path.join(meta, d), { recursive: true });
+    mkdirSync(path.join(meta, '.git'), { recursive: true });
+    for (const d of this.ctx.heavyDirs) mkdirSync(path.join(meta, d), { recursive: true });
   }
 
   async createRoot(name: string): Promise<BackendSandbox> {
@@ -203,10 +205,16 @@ class OverlaySession implements BackendSession {
     }
   }
 
+  /**
+   * Synchronous, like the rest of what a new sandbox writes before its holder starts (empty
+   * directories, small files): a session's first tool call waits for that holder, and each
+   * asynchronous call would wait its turn in an event loop kept busy at start-up (see
+   * writeJsonAtomic in registry.ts).
+   */
   private async makeDirs(sb: OverlaySandbox): Promise<void> {
     const dirs = ['upper', 'work', 'lv', SNAPSHOT_VIEW_DIR, 'git/upper/objects/info', 'git/work', 'stage/git', REAL_OBJECTS_DIR];
     this.ctx.heavyDirs.forEach((_, i) => dirs.push(`nm${i}/upper`, `nm${i}/work`, `stage/nm${i}`));
-    for (const d of dirs) await mkdir(path.join(sb.dir, d), { recursive: true });
+    for (const d of dirs) mkdirSync(path.join(sb.dir, d), { recursive: true });
   }
 
   /**
@@ -216,15 +224,22 @@ class OverlaySession implements BackendSession {
    */
   private async seedGitUpper(upper: string): Promise<void> {
     const { repo, snapshot, objectsDir, baseIndex } = this.ctx;
-    await writeFile(path.join(upper, 'HEAD'), `${snapshot.commit}\n`);
+    // Synchronous: see makeDirs.
+    writeFileSync(path.join(upper, 'HEAD'), `${snapshot.commit}\n`);
     // git replaces an index by lock file + rename, never in place, so a hard link is safe and
     // keeps creation O(1) (a 50k-file index is ~5 MB).
-    await link(baseIndex, path.join(upper, 'index')).catch(() => copyFile(baseIndex, path.join(upper, 'index')));
-    const inherited = await readFile(path.join(repo.commonDir, 'objects', 'info', 'alternates'), 'utf8').catch(() => '');
-    await writeFile(
-      path.join(upper, 'objects', 'info', 'alternates'),
-      [...inherited.split('\n').filter(Boolean), objectsDir].join('\n') + '\n',
-    );
+    try {
+      linkSync(baseIndex, path.join(upper, 'index'));
+    } catch {
+      await copyFile(baseIndex, path.join(upper, 'index'));
+    }
+    let inherited = '';
+    try {
+      inherited = readFileSync(path.join(repo.commonDir, 'objects', 'info', 'alternates'), 'utf8');
+    } catch {
+      // The user's repository borrows no objects.
+    }
+    writeFileSync(path.join(upper, 'objects', 'info', 'alternates'), [...inherited.split('\n').filter(Boolean), objectsDir].join('\n') + '\n');
   }
 }
 
@@ -274,14 +289,22 @@ class OverlaySandbox implements BackendSandbox {
 
   private async mount(): Promise<NamespaceHolder> {
     // A volatile overlay refuses a work dir that was used before; work dirs hold no data.
+    // Synchronous (nearly empty directories), see OverlaySession.makeDirs. The kernel leaves a
+    // used work dir's work/work with mode 000, which root may remove anyway; anyone else gets
+    // removeTree's slower path.
     const workDirs = ['work', 'git/work', ...this.ctx.heavyDirs.map((_, i) => `nm${i}/work`)];
     for (const w of workDirs) {
-      await removeTree(path.join(this.dir, w));
-      await mkdir(path.join(this.dir, w));
+      const dir = path.join(this.dir, w);
+      try {
+        rmSync(dir, { recursive: true, force: true });
+      } catch {
+        await removeTree(dir);
+      }
+      mkdirSync(dir);
     }
     // Sandboxes of sessions kept before these mount points existed get them here.
-    await mkdir(path.join(this.dir, REAL_OBJECTS_DIR), { recursive: true });
-    await mkdir(path.join(this.dir, SNAPSHOT_VIEW_DIR), { recursive: true });
+    mkdirSync(path.join(this.dir, REAL_OBJECTS_DIR), { recursive: true });
+    mkdirSync(path.join(this.dir, SNAPSHOT_VIEW_DIR), { recursive: true });
     const { sessionDir, repo } = this.ctx;
     const realObjects = path.join(repo.commonDir, 'objects');
     this.holder = await NamespaceHolder.start(

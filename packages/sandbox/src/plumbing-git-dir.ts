@@ -1,4 +1,5 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathExists, removeTree } from './fs-util.js';
@@ -25,7 +26,7 @@ export async function ensurePlumbingGitDir(sessionDir: string, repo: RepoInfo): 
   if (await pathExists(path.join(dir, 'HEAD'))) return dir;
   const partial = `${dir}.partial`;
   await removeTree(partial);
-  for (const sub of ['objects', 'refs', 'info']) await mkdir(path.join(partial, sub), { recursive: true });
+  for (const sub of ['objects', 'refs', 'info']) mkdirSync(path.join(partial, sub), { recursive: true });
   const settings = await userSettings(repo);
   const sha256 = settings.objectFormat === 'sha256';
   const core = [['repositoryformatversion', sha256 ? '1' : '0'], ['bare', 'true'], ...settings.reading];

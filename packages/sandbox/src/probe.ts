@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BackendName, ProbeOutcome, SandboxBackend } from './backend.js';
@@ -31,7 +32,13 @@ export function backendByName(name: BackendName): SandboxBackend {
 }
 
 async function cacheKey(): Promise<string> {
-  const boot = await readFile('/proc/sys/kernel/random/boot_id', 'utf8').catch(() => 'no-boot-id');
+  // Read at once (as the cache itself below): a session's open waits for the backend's name.
+  let boot = 'no-boot-id';
+  try {
+    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8');
+  } catch {
+    // No boot id (not Linux): one cache for every boot.
+  }
   return `${boot.trim()}:${process.getuid?.() ?? 'nouid'}:${process.platform}:confined-v1`;
 }
 
@@ -70,7 +77,7 @@ export async function probeBackends(stateDir: string, opts: { fresh?: boolean } 
   const key = await cacheKey();
   if (!opts.fresh) {
     try {
-      const cached = JSON.parse(await readFile(cacheFile, 'utf8')) as { key: string; report: ProbeReport };
+      const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as { key: string; report: ProbeReport };
       if (cached.key === key) return { ...cached.report, cached: true };
     } catch {
       // No cache yet, or unreadable: probe again.

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile, readdir, readlink } from 'node:fs/promises';
 
 /**
@@ -12,7 +13,8 @@ export interface ProcessIdentity {
 
 export async function processStart(pid: number): Promise<string | undefined> {
   try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // /proc is in memory: read at once (see writeJsonAtomic in registry.ts for why that matters).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return rest[19];

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SandboxError } from './errors.js';
 import { removeTree } from './fs-util.js';
@@ -38,11 +39,14 @@ export interface SandboxRegistry {
  */
 export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  // Synchronous: a few hundred bytes, no fsync. A session's open and a sandbox's creation write
+  // several of these on the way to their first git process or mount; each asynchronous call would
+  // wait its turn in an event loop that start-up keeps busy (loading modules, the first request).
   try {
-    await writeFile(tmp, JSON.stringify(value));
-    await rename(tmp, file);
+    writeFileSync(tmp, JSON.stringify(value));
+    renameSync(tmp, file);
   } catch (err) {
-    await rm(tmp, { force: true });
+    rmSync(tmp, { force: true });
     throw err;
   }
 }

@@ -1,4 +1,5 @@
-import { lstat, readFile, realpath, stat } from 'node:fs/promises';
+import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GitError, SandboxError } from './errors.js';
 import { nulFields, text } from './git.js';
@@ -18,7 +19,7 @@ export interface RepoInfo {
 }
 
 export async function resolveRepo(anyPath: string): Promise<RepoInfo> {
-  return (await plainRepo(anyPath)) ?? askGit(anyPath);
+  return plainRepo(anyPath) ?? askGit(anyPath);
 }
 
 /**
@@ -29,33 +30,40 @@ export async function resolveRepo(anyPath: string): Promise<RepoInfo> {
  * file of a linked worktree or submodule, GIT_CEILING_DIRECTORIES, a path inside `.git`...) is
  * left to git, as is the error for a path in no repository.
  */
-async function plainRepo(anyPath: string): Promise<RepoInfo | undefined> {
+function plainRepo(anyPath: string): RepoInfo | undefined {
   if (process.env.GIT_CEILING_DIRECTORIES || process.env.GIT_DISCOVERY_ACROSS_FILESYSTEM) return undefined;
-  let dir = await realpath(anyPath).catch(() => undefined);
+  // Synchronous: a handful of stat calls, which a session's open waits for (see registry.ts).
+  let dir = tryFs(() => realpathSync(anyPath));
   if (dir === undefined || dir.split(path.sep).includes('.git')) return undefined;
-  let st = await stat(dir).catch(() => undefined);
+  let st = tryFs(() => statSync(dir!));
   if (!st?.isDirectory()) return undefined;
   const device = st.dev;
   const uid = process.getuid?.();
   for (;;) {
     const dotGit = path.join(dir, '.git');
-    const found = await lstat(dotGit).catch(() => undefined);
+    const found = tryFs(() => lstatSync(dotGit));
     if (found) {
       if (!found.isDirectory() || found.dev !== device || (uid !== undefined && uid !== 0 && found.uid !== uid)) return undefined;
-      const [head, commondir, config] = await Promise.all([
-        stat(path.join(dotGit, 'HEAD')).catch(() => undefined),
-        lstat(path.join(dotGit, 'commondir')).catch(() => undefined),
-        readFile(path.join(dotGit, 'config'), 'utf8').catch(() => undefined),
-      ]);
+      const head = tryFs(() => statSync(path.join(dotGit, 'HEAD')));
+      const commondir = tryFs(() => lstatSync(path.join(dotGit, 'commondir')));
+      const config = tryFs(() => readFileSync(path.join(dotGit, 'config'), 'utf8'));
       if (!head?.isFile() || commondir || config === undefined) return undefined;
       if (/^\s*(worktree\s*=|bare\s*=\s*(true|yes|on|1)\b|\[include)/im.test(config)) return undefined;
       return { root: dir, gitDir: dotGit, commonDir: dotGit, dotGitIsDir: true };
     }
     const parent = path.dirname(dir);
     if (parent === dir) return undefined;
-    st = await stat(parent).catch(() => undefined);
+    st = tryFs(() => statSync(parent));
     if (!st || st.dev !== device) return undefined;
     dir = parent;
+  }
+}
+
+function tryFs<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { SandboxBackend, SessionContext } from './backend.js';
 import { pickBackend, type BackendChoice } from './backend-choice.js';
@@ -48,7 +48,9 @@ export async function beginFreshSession(repo: RepoInfo, stateDir: string, choice
   const backend = await pickBackend(choice, stateDir, repo);
   const sessionId = `${Date.now().toString(36)}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const sessionDir = path.join(sessionsDir(stateDir), sessionId);
-  await mkdir(sessionDir, { recursive: true });
+  // Synchronous file operations up to the snapshot's git process (here and in
+  // completeFreshSession): see writeJsonAtomic in registry.ts for why.
+  mkdirSync(sessionDir, { recursive: true });
   const record: SessionRecord = {
     version: 2,
     owner: await identify(process.pid),
@@ -77,8 +79,8 @@ export async function completeFreshSession(begun: Begun): Promise<Started> {
   try {
     const objectsDir = path.join(sessionDir, 'objects');
     const tmpDir = path.join(sessionDir, 'tmp');
-    await mkdir(objectsDir, { recursive: true });
-    await mkdir(tmpDir, { recursive: true });
+    mkdirSync(objectsDir, { recursive: true });
+    mkdirSync(tmpDir, { recursive: true });
     const baseDir = path.join(sessionDir, 'base');
     const baseIndex = path.join(sessionDir, 'base.index');
     // The two walks of the working tree (stat calls mostly) and the git dir's config reads are

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_APPLY_POLICY, type ApplyPolicyOptions } from './apply-policy.js';
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SessionContext } from './backend.js';
@@ -118,7 +118,7 @@ export class SandboxSession {
           'Sandboxes must be stored outside the repository: set XDG_STATE_HOME or pass another stateDir.',
       );
     }
-    await mkdir(sessionsDir(stateDir), { recursive: true });
+    mkdirSync(sessionsDir(stateDir), { recursive: true });
     // Sessions of this repository are never collected here, whatever their age: the user may be
     // about to resume one (or is resuming one right now).
     const collect = (): Promise<unknown> =>
