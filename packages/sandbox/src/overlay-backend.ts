@@ -54,10 +54,14 @@ function overlayBackend(mode: OverlayMode): SandboxBackend {
     name,
     mountsAtRepoPath: true,
     probe: (scratch) => probeOverlay(mode, scratch),
-    async open(ctx, containment) {
-      const session = new OverlaySession(ctx, mode, containment);
-      await session.prepare();
-      return session;
+    open(ctx, containment) {
+      try {
+        const session = new OverlaySession(ctx, mode, containment);
+        session.prepare();
+        return Promise.resolve(session);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
     },
   };
 }
@@ -90,7 +94,7 @@ class OverlaySession implements BackendSession {
    * the private .git and node_modules overlays (a bind mount inside a lower layer is not
    * followed by overlay, so they are mounted on top of the merged view).
    */
-  async prepare(): Promise<void> {
+  prepare(): void {
     // Synchronous (empty directories): see makeDirs.
     const meta = path.join(this.ctx.sessionDir, META_LAYER);
     mkdirSync(path.join(meta, '.git'), { recursive: true });
@@ -147,7 +151,7 @@ class OverlaySession implements BackendSession {
       for (const [name, stack] of stacks) {
         const sb = this.track(name, stack);
         // A crash between freezing an upper and making its replacement leaves no upper.
-        await this.makeDirs(sb);
+        this.makeDirs(sb);
         sandboxes.set(name, sb);
       }
       await dropUnusedLayers(this.ctx.sessionDir, [...stacks.values()]);
@@ -192,7 +196,7 @@ class OverlaySession implements BackendSession {
   /** Makes a tracked sandbox's directories; on failure it is destroyed (and untracked) again. */
   private async finishSandbox(sb: OverlaySandbox): Promise<OverlaySandbox> {
     try {
-      await this.makeDirs(sb);
+      this.makeDirs(sb);
       await this.seedGitUpper(path.join(sb.dir, 'git', 'upper'));
       // A new sandbox is made to be worked in at once (a session's root, a child at its spawn):
       // its mounts start now, beside the thread's next model request, instead of at its first
@@ -211,7 +215,7 @@ class OverlaySession implements BackendSession {
    * asynchronous call would wait its turn in an event loop kept busy at start-up (see
    * writeJsonAtomic in registry.ts).
    */
-  private async makeDirs(sb: OverlaySandbox): Promise<void> {
+  private makeDirs(sb: OverlaySandbox): void {
     const dirs = ['upper', 'work', 'lv', SNAPSHOT_VIEW_DIR, 'git/upper/objects/info', 'git/work', 'stage/git', REAL_OBJECTS_DIR];
     this.ctx.heavyDirs.forEach((_, i) => dirs.push(`nm${i}/upper`, `nm${i}/work`, `stage/nm${i}`));
     for (const d of dirs) mkdirSync(path.join(sb.dir, d), { recursive: true });

@@ -31,7 +31,7 @@ export function backendByName(name: BackendName): SandboxBackend {
   return found;
 }
 
-async function cacheKey(): Promise<string> {
+function cacheKey(): string {
   // Read at once (as the cache itself below): a session's open waits for the backend's name.
   let boot = 'no-boot-id';
   try {
@@ -50,7 +50,7 @@ export async function probeBackend(backend: SandboxBackend, stateDir: string): P
   if (backendsInPreferenceOrder().includes(backend)) {
     try {
       const cached = JSON.parse(await readFile(path.join(stateDir, 'probe.json'), 'utf8')) as { key: string; report: ProbeReport };
-      const hit = cached.key === (await cacheKey()) ? cached.report.results.find((r) => r.name === backend.name) : undefined;
+      const hit = cached.key === cacheKey() ? cached.report.results.find((r) => r.name === backend.name) : undefined;
       if (hit) return { ok: hit.ok, detail: hit.detail };
     } catch {
       // No cache yet: probe below.
@@ -74,7 +74,7 @@ export async function probeBackend(backend: SandboxBackend, stateDir: string): P
  */
 export async function probeBackends(stateDir: string, opts: { fresh?: boolean } = {}): Promise<ProbeReport> {
   const cacheFile = path.join(stateDir, 'probe.json');
-  const key = await cacheKey();
+  const key = cacheKey();
   if (!opts.fresh) {
     try {
       const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as { key: string; report: ProbeReport };

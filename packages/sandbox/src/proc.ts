@@ -11,7 +11,11 @@ export interface ProcessIdentity {
   start: string;
 }
 
-export async function processStart(pid: number): Promise<string | undefined> {
+export function processStart(pid: number): Promise<string | undefined> {
+  return Promise.resolve(processStartNow(pid));
+}
+
+function processStartNow(pid: number): string | undefined {
   try {
     // /proc is in memory: read at once (see writeJsonAtomic in registry.ts for why that matters).
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

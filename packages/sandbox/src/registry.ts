@@ -37,7 +37,7 @@ export interface SandboxRegistry {
  * Writes JSON so that readers (and a process resuming after a crash) see either the old file
  * or the new one, never a torn one: a unique temp file in the same directory, then rename.
  */
-export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+export function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   // Synchronous: a few hundred bytes, no fsync. A session's open and a sandbox's creation write
   // several of these on the way to their first git process or mount; each asynchronous call would
@@ -47,8 +47,9 @@ export async function writeJsonAtomic(file: string, value: unknown): Promise<voi
     renameSync(tmp, file);
   } catch (err) {
     rmSync(tmp, { force: true });
-    throw err;
+    return Promise.reject(err as Error);
   }
+  return Promise.resolve();
 }
 
 export async function readJson(file: string): Promise<unknown> {

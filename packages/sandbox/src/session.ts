@@ -66,15 +66,9 @@ export class SandboxSession {
     readonly backend: BackendName,
     policy: ApplyPolicyOptions,
   ) {
-    const session = this;
-    this.owner = {
-      get ctx() {
-        return session.ctx;
-      },
-      policy,
-      unregister: (sb) => this.unregister(sb),
-      collectGarbage: () => this.collectGarbage(),
-    };
+    // `ctx` is read when used: it exists only once the session is ready.
+    const owner = { policy, unregister: (sb: Sandbox) => this.unregister(sb), collectGarbage: () => this.collectGarbage() };
+    this.owner = Object.defineProperty(owner, 'ctx', { get: () => this.ctx, enumerable: true }) as typeof owner & { readonly ctx: SessionContext };
     this.heartbeat = setInterval(() => void touchRecord(early.sessionDir), HEARTBEAT_MS);
     this.heartbeat.unref();
     this.ready = new Promise<void>((resolve, reject) => {
