@@ -45,7 +45,7 @@ const LARGE_RUNS = Number(process.env.LARGE_RUNS ?? 3);
 const TASK = 'The test in test.js fails: fix the bug in lib.js so that `node test.js` passes.';
 const PHASES = ['start', 'read', 'edit', 'test', 'exit'] as const;
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (x: number): string => x.toFixed(0);
 
 // --- the repository and the scripted model ---------------------------------------------------
@@ -186,7 +186,7 @@ async function runOnce(cli: 'ours' | 'claude', home: string): Promise<RunFigures
       );
     }
     const at = [t0, ...marks];
-    const phases = Object.fromEntries(PHASES.map((p, i) => [p, at[i + 1]! - at[i]!])) as RunFigures['phases'];
+    const phases = Object.fromEntries(PHASES.map((p, i) => [p, at[i + 1] - at[i]])) as RunFigures['phases'];
     return { phases, wall: at.at(-1)! - t0, sideRequests: side };
   } finally {
     await api.close();
@@ -314,15 +314,15 @@ async function smallCase(): Promise<void> {
   const runs: Record<string, RunFigures[]> = { ours: [], claude: [] };
   for (let i = 0; i < RUNS; i++) {
     // Alternating, so both see the same machine load.
-    for (const cli of i % 2 === 0 ? clis : [...clis].reverse()) runs[cli]!.push(await runOnce(cli, homes[cli]));
+    for (const cli of i % 2 === 0 ? clis : [...clis].reverse()) runs[cli].push(await runOnce(cli, homes[cli]));
   }
-  console.log(summary('infinity', runs.ours!));
+  console.log(summary('infinity', runs.ours));
   if (CLAUDE) {
-    console.log(summary('claude-code', runs.claude!));
-    const ratio = median(runs.ours!.map((r) => r.wall)) / median(runs.claude!.map((r) => r.wall));
+    console.log(summary('claude-code', runs.claude));
+    const ratio = median(runs.ours.map((r) => r.wall)) / median(runs.claude.map((r) => r.wall));
     console.log(`headless ratio infinity/claude-code wall=${ratio.toFixed(2)} (target <= 0.50: ${ratio <= 0.5 ? 'met' : 'MISSED'})`);
   }
-  const ours = runs.ours!;
+  const ours = runs.ours;
   const start = median(ours.map((r) => r.phases.start));
   const exit = median(ours.map((r) => r.phases.exit));
   console.log(

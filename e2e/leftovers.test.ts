@@ -72,6 +72,6 @@ describe('what a finished run leaves behind', () => {
     expect(readdirSync(stateDir).filter((n) => !['sessions', 'tmp'].includes(n)).sort()).toEqual(['bases', 'probe.json']);
     const pools = readdirSync(join(stateDir, 'bases'));
     expect(pools).toHaveLength(1);
-    expect(readdirSync(join(stateDir, 'bases', pools[0]!))).toHaveLength(1);
+    expect(readdirSync(join(stateDir, 'bases', pools[0]))).toHaveLength(1);
   });
 });

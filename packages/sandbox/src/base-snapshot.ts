@@ -138,7 +138,7 @@ export async function takeSnapshot(
       throw new GitError(['add', '-A'], out.stderr.toString('utf8') || String(out.error?.message ?? out.signal ?? ''), out.exitCode, out.error);
     }
     const [tree, commit, parent] = out.stdout.toString('utf8').trim().split(' ');
-    return { tree: tree!, commit: commit!, parent: parent || null };
+    return { tree: tree, commit: commit, parent: parent || null };
   } finally {
     await rm(index, { force: true });
     await rm(`${index}.lock`, { force: true });

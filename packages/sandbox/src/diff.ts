@@ -94,7 +94,7 @@ export async function diffTrees(
   });
   const counted = patchLineCounts(patchBytes);
   if (counted.length === files.length) {
-    counted.forEach((n, i) => Object.assign(files[i]!, n.binary ? { binary: true } : { additions: n.additions, deletions: n.deletions }));
+    counted.forEach((n, i) => Object.assign(files[i], n.binary ? { binary: true } : { additions: n.additions, deletions: n.deletions }));
   } else {
     // A type change is two patches for one change: git counts those itself.
     applyNumstat(files, (await git(['diff-tree', '-r', '-z', '-M', '--numstat', ...PLAIN, from, to], opts)).stdout);

@@ -60,7 +60,7 @@ function overlayBackend(mode: OverlayMode): SandboxBackend {
         session.prepare();
         return Promise.resolve(session);
       } catch (err) {
-        return Promise.reject(err as Error);
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
     },
   };

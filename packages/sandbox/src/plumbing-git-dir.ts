@@ -69,8 +69,8 @@ async function userSettings(repo: RepoInfo): Promise<UserSettings> {
   let excludes: string | undefined;
   const reading = new Map<string, string>();
   for (let i = 0; i + 1 < fields.length; i += 2) {
-    const scope = fields[i]!;
-    const entry = fields[i + 1]!;
+    const scope = fields[i];
+    const entry = fields[i + 1];
     const nl = entry.indexOf('\n');
     const key = nl < 0 ? entry : entry.slice(0, nl);
     // A key without a value (`[core] filemode`) means true.

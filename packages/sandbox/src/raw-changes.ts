@@ -120,7 +120,7 @@ export async function diffFacts(ctx: SessionContext, from: string, to: string, p
     if (r.exitCode !== 0) {
       throw new GitError(['diff-tree', from, to], r.stderr.toString('utf8') || String(r.error?.message ?? r.signal ?? ''), r.exitCode, r.error);
     }
-    const [raw, sizesText, patch] = await Promise.all([readFile(files[0]!), readFile(files[2]!, 'latin1'), readFile(files[3]!).catch(() => undefined)]);
+    const [raw, sizesText, patch] = await Promise.all([readFile(files[0]), readFile(files[2], 'latin1'), readFile(files[3]).catch(() => undefined)]);
     const sizes = new Map<string, number>();
     for (const line of sizesText.split('\n')) {
       const [id, size] = line.split(' ');

@@ -47,7 +47,7 @@ export function writeJsonAtomic(file: string, value: unknown): Promise<void> {
     renameSync(tmp, file);
   } catch (err) {
     rmSync(tmp, { force: true });
-    return Promise.reject(err as Error);
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }
   return Promise.resolve();
 }

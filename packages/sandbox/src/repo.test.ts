@@ -9,7 +9,7 @@ afterEach(cleanupTempDirs);
 /** What git itself says about `dir`, in RepoInfo's terms. */
 async function gitSays(dir: string) {
   const [top, gitDir, common] = (await git(dir, 'rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir')).split('\n');
-  return { root: await realpath(top!), gitDir: await realpath(gitDir!), commonDir: await realpath(path.resolve(dir, common!)) };
+  return { root: await realpath(top), gitDir: await realpath(gitDir), commonDir: await realpath(path.resolve(dir, common)) };
 }
 
 // The common layout is found without running git; every layout must come out as git sees it.
