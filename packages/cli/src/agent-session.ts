@@ -102,7 +102,11 @@ async function openSandboxes(setup: SessionSetup, o: AgentSessionOptions, sessio
 function providerOf(setup: SessionSetup): ModelProvider {
   if (setup.provider) return setup.provider;
   if (!setup.credentials) throw new Error('a session needs a model provider or Anthropic credentials');
-  return new AnthropicProvider(setup.credentials);
+  const provider = new AnthropicProvider(setup.credentials);
+  // The SDK (and Node's HTTP client) load while the store opens and the snapshot's git processes
+  // run, instead of after them: the first request needs nothing else that takes as long.
+  provider.warm();
+  return provider;
 }
 
 /**
@@ -131,6 +135,7 @@ export class AgentSession {
     const ignore = join(infinityDir, '.gitignore');
     if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
     // The store first: if it can't open, no sandbox session is left behind.
+    const provider = providerOf(setup);
     const store = new SqliteStore({ path: join(infinityDir, 'state.db') });
     const sandboxes: SessionSandboxes = new SessionSandboxes({
       open: (rootId) => openSandboxes(setup, o, rootId),
@@ -162,7 +167,7 @@ export class AgentSession {
     });
     const system: LocalSystem = new LocalSystem({
       store,
-      provider: providerOf(setup),
+      provider,
       tools: [...tools.tools, ...(o.extraTools ?? [])],
       // Read per round: a model switch applies from the next completion of every thread.
       model: () => modelRef.current,

@@ -16,14 +16,16 @@ export type Resolution =
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, { tool: Tool; validate?: ValidateFunction }>();
-  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  /** For tools added later (MCP servers'): schemas checked against JSON Schema's meta-schema. */
+  #ajv: Ajv | undefined;
   /**
    * For the tools the system is made with: their schemas are the caller's own, compiled on each
    * tool's first call and not checked against JSON Schema's meta-schema first. Compiling every
    * schema up front (and the meta-schema, for the check) took tens of milliseconds before a
-   * session's first request, for tools most sessions never call.
+   * session's first request, for tools most sessions never call. Both validators are made on
+   * first use too: making one sets up its vocabularies, CPU the first request must not wait for.
    */
-  private readonly ownAjv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
+  #ownAjv: Ajv | undefined;
   private defs: readonly ToolDefinition[];
 
   constructor(tools: readonly Tool[]) {
@@ -49,7 +51,7 @@ export class ToolRegistry {
       let reason = this.problem(tool);
       if (!reason) {
         try {
-          this.tools.set(tool.name, { tool, validate: this.ajv.compile(tool.input_schema) });
+          this.tools.set(tool.name, { tool, validate: (this.#ajv ??= new Ajv({ allErrors: true, strict: false })).compile(tool.input_schema) });
           added.push(tool);
           continue;
         } catch (err) {
@@ -110,7 +112,7 @@ export class ToolRegistry {
     }
     let validate: ValidateFunction;
     try {
-      validate = entry.validate ??= this.ownAjv.compile(entry.tool.input_schema);
+      validate = entry.validate ??= (this.#ownAjv ??= new Ajv({ allErrors: true, strict: false, validateSchema: false })).compile(entry.tool.input_schema);
     } catch (err) {
       // The tool's own schema is broken (ajv cannot compile it): its calls cannot be checked.
       const why = err instanceof Error ? err.message : String(err);
