@@ -37,6 +37,14 @@ describe('explainRepoProblem: git missing, no repository and git failing are thr
     expect(p).toEqual({ code: 'not-a-repo', message: expect.stringMatching(new RegExp(`^${dir} is not inside a git repository\\..*git init`)) });
   });
 
+  it('inside a .git directory: a repository without a working tree, not a failing git', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const inside = path.join(repo, '.git');
+    const p = explainRepoProblem(inside, revParse(inside));
+    expect(p.code).toBe('not-a-repo');
+    expect(p.message).toMatch(/\.git directory or a bare repository.*working tree of a checkout/);
+  });
+
   it('a repository git rejects (its HEAD damaged): names the .git, quotes git, says how to look', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     await writeFile(path.join(repo, '.git', 'HEAD'), 'garbage\n');

@@ -56,6 +56,15 @@ export function explainRepoProblem(cwd: string, failure: GitFailure): RepoProble
         'you the diff; run it inside one (or create one with `git init`).',
     };
   }
+  // Inside a .git directory, or a bare repository: a repository, but no working tree to edit.
+  if (/must be run in a work tree/i.test(failure.stderr ?? '')) {
+    return {
+      code: 'not-a-repo',
+      message:
+        `${cwd} is inside a repository's .git directory or a bare repository, which has no working tree. Run Infinity ` +
+        'Code in the working tree of a checkout.',
+    };
+  }
   if (dotGit !== undefined) {
     const dir = path.dirname(dotGit);
     return {
