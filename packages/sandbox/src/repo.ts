@@ -44,10 +44,11 @@ function plainRepo(anyPath: string): RepoInfo | undefined {
     const found = tryFs(() => lstatSync(dotGit));
     if (found) {
       if (!found.isDirectory() || found.dev !== device || (uid !== undefined && uid !== 0 && found.uid !== uid)) return undefined;
-      const head = tryFs(() => statSync(path.join(dotGit, 'HEAD')));
+      const head = tryFs(() => readFileSync(path.join(dotGit, 'HEAD'), 'utf8'));
       const commondir = tryFs(() => lstatSync(path.join(dotGit, 'commondir')));
       const config = tryFs(() => readFileSync(path.join(dotGit, 'config'), 'utf8'));
-      if (!head?.isFile() || commondir || config === undefined) return undefined;
+      // A HEAD git would not accept (damaged) is left to git, whose refusal names the problem.
+      if (head === undefined || !VALID_HEAD.test(head) || commondir || config === undefined) return undefined;
       if (/^\s*(worktree\s*=|bare\s*=\s*(true|yes|on|1)\b|\[include)/im.test(config)) return undefined;
       return { root: dir, gitDir: dotGit, commonDir: dotGit, dotGitIsDir: true };
     }
@@ -58,6 +59,9 @@ function plainRepo(anyPath: string): RepoInfo | undefined {
     dir = parent;
   }
 }
+
+/** What git accepts in HEAD: a symbolic ref under refs/, or an object id (SHA-1 or SHA-256). */
+const VALID_HEAD = /^(?:ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})\s*$/;
 
 function tryFs<T>(fn: () => T): T | undefined {
   try {
