@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 // The light subpath: this runs before the TUI's first frame, the sandbox package loads later.
-import { explainRepoProblem, type GitFailure, type RepoProblemCode } from '@infinity-code/sandbox/repo-problems';
+import { explainRepoProblem, plainRepo, type GitFailure, type RepoProblemCode } from '@infinity-code/sandbox/repo-problems';
 import { EXIT, UserError, type ExitCode } from './exit-codes.js';
 
 /**
@@ -18,6 +20,10 @@ const EXIT_OF: Record<RepoProblemCode, ExitCode> = {
  * problems it is (git missing, no repository, git failing on one) and what to do.
  */
 export function requireGitRoot(cwd: string): string {
+  // The common case without a git process (a spawn of this process costs tens of milliseconds
+  // before the first model request); git is still required to be there, as it will be used.
+  const plain = plainRepo(cwd);
+  if (plain && gitOnPath(process.env.PATH)) return plain.root;
   let failure: GitFailure;
   try {
     return execFileSync('git', ['rev-parse', '--show-toplevel'], {
@@ -32,6 +38,18 @@ export function requireGitRoot(cwd: string): string {
   }
   const problem = explainRepoProblem(cwd, failure);
   throw new UserError(problem.message, EXIT_OF[problem.code]);
+}
+
+function gitOnPath(pathVar: string | undefined): boolean {
+  return (pathVar ?? '').split(delimiter).some((dir) => {
+    if (dir === '') return false;
+    try {
+      accessSync(join(dir, 'git'), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** How a git child process failed, for explainRepoProblem; any other failure is a UserError too. */

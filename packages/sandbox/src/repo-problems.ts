@@ -2,11 +2,20 @@
 // there is no repository, or git fails on one. `git rev-parse` alone can't tell the last two
 // apart: a repository whose .git/HEAD is damaged is not one to git, which then says "not a git
 // repository" as it would in a plain directory. A `.git` found on the way up tells them apart.
+// Also the quick lookup of a plain repository (plainRepo), which spares start-up a git process.
 //
 // Light on purpose (node:fs and node:path only): the CLI runs this check before its first frame,
 // through the subpath `@infinity-code/sandbox/repo-problems`, without loading the package.
-import { lstatSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+
+/** A repository found by plainRepo: a `.git` directory at `root` (what RepoInfo says of it). */
+export interface PlainRepo {
+  root: string;
+  gitDir: string;
+  commonDir: string;
+  dotGitIsDir: true;
+}
 
 export type RepoProblemCode = 'git-missing' | 'not-a-repo' | 'git-failed';
 
@@ -109,4 +118,53 @@ function gitSaid(stderr: string | undefined): string {
   const text = lines.slice(-3).join(' / ');
   if (text === '') return 'nothing';
   return text.length > 300 ? `${text.slice(0, 299)}…` : text;
+}
+
+/**
+ * The common layout, found without running git (a session's open waits for this, and a git
+ * process costs a spawn of this large process): the nearest directory at or above `anyPath`
+ * holding a `.git` directory with a HEAD, on the same filesystem, owned by this user, whose
+ * config names no other work tree, no include and no bare repository. Anything else (a `.git`
+ * file of a linked worktree or submodule, GIT_CEILING_DIRECTORIES, a path inside `.git`...) is
+ * left to git, as is the error for a path in no repository.
+ */
+export function plainRepo(anyPath: string): PlainRepo | undefined {
+  if (process.env.GIT_CEILING_DIRECTORIES || process.env.GIT_DISCOVERY_ACROSS_FILESYSTEM) return undefined;
+  // Synchronous: a handful of stat calls, which a session's open waits for (the CLI's start-up, a session's open).
+  let dir = tryFs(() => realpathSync(anyPath));
+  if (dir === undefined || dir.split(path.sep).includes('.git')) return undefined;
+  let st = tryFs(() => statSync(dir!));
+  if (!st?.isDirectory()) return undefined;
+  const device = st.dev;
+  const uid = process.getuid?.();
+  for (;;) {
+    const dotGit = path.join(dir, '.git');
+    const found = tryFs(() => lstatSync(dotGit));
+    if (found) {
+      if (!found.isDirectory() || found.dev !== device || (uid !== undefined && uid !== 0 && found.uid !== uid)) return undefined;
+      const head = tryFs(() => readFileSync(path.join(dotGit, 'HEAD'), 'utf8'));
+      const commondir = tryFs(() => lstatSync(path.join(dotGit, 'commondir')));
+      const config = tryFs(() => readFileSync(path.join(dotGit, 'config'), 'utf8'));
+      // A HEAD git would not accept (damaged) is left to git, whose refusal names the problem.
+      if (head === undefined || !VALID_HEAD.test(head) || commondir || config === undefined) return undefined;
+      if (/^\s*(worktree\s*=|bare\s*=\s*(true|yes|on|1)\b|\[include)/im.test(config)) return undefined;
+      return { root: dir, gitDir: dotGit, commonDir: dotGit, dotGitIsDir: true };
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return undefined;
+    st = tryFs(() => statSync(parent));
+    if (!st || st.dev !== device) return undefined;
+    dir = parent;
+  }
+}
+
+/** What git accepts in HEAD: a symbolic ref under refs/, or an object id (SHA-1 or SHA-256). */
+const VALID_HEAD = /^(?:ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})\s*$/;
+
+function tryFs<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
 }
