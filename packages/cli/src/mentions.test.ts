@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attachMentions, attachmentNotes, findMentions, normalise, type MentionTarget } from './mentions.js';
+import { attachMentions, attachmentNotes, findMentions, normalise, splitAttachments, type MentionTarget } from './mentions.js';
 import { completeMention } from './path-completion.js';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -42,8 +42,8 @@ describe('attaching what mentions name', () => {
     const r = attachMentions('compare @src/a.ts with @b.md. Then @src/a.ts again', read);
     expect(r.message).toBe(
       'compare @src/a.ts with @b.md. Then @src/a.ts again\n\n' +
-        '<attached-file path="src/a.ts">\nexport const a = 1;\n</attached-file>\n\n' +
-        '<attached-file path="b.md">\n# B\n\ntext\n</attached-file>',
+        '<attached-file path="src/a.ts" lines="1">\nexport const a = 1;\n</attached-file>\n\n' +
+        '<attached-file path="b.md" lines="3">\n# B\n\ntext\n</attached-file>',
     );
     expect(attachmentNotes(r)).toEqual(['attached src/a.ts (1 line)', 'attached b.md (3 lines)']);
   });
@@ -54,9 +54,10 @@ describe('attaching what mentions name', () => {
       'logo.png': { kind: 'file', head: new Uint8Array([0x89, 0x50, 0, 1]), size: 2048 },
       link: { kind: 'outside' },
     });
-    const r = attachMentions('look at @src/ and @logo.png, ask @alice, open @src/mian.ts and @link', read);
+    const r = attachMentions("look at @src/ and @logo.png, ask @alice, open @src/mian.ts and @link; @app.route('/x')", read);
     expect(r.message).toBe(
-      'look at @src/ and @logo.png, ask @alice, open @src/mian.ts and @link\n\n<attached-directory path="src/">\na.ts\nlib/\n</attached-directory>',
+      "look at @src/ and @logo.png, ask @alice, open @src/mian.ts and @link; @app.route('/x')\n\n" +
+        '<attached-directory path="src/" lines="2">\na.ts\nlib/\n</attached-directory>',
     );
     expect(attachmentNotes(r)).toEqual([
       'attached src/ (2 entries)',
@@ -83,15 +84,24 @@ describe('attaching what mentions name', () => {
       'more.txt': 'three\n',
     });
     const r = attachMentions('@big.log @small.txt @more.txt', read, { fileBytes: 100, totalBytes: 102, directoryEntries: 10 });
-    const block = /<attached-file path="big.log">\n([\s\S]*?)\n<\/attached-file>/.exec(r.message)![1];
+    const block = /<attached-file path="big.log" lines="14">\n([\s\S]*?)\n<\/attached-file>/.exec(r.message)![1];
     expect(block).toBe('line 0\nline 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\nline 11\nline 12\n' +
       '[… truncated: the first 94 B of 5 KB are shown; read_file reads the rest]');
-    expect(r.message).toContain('<attached-file path="small.txt">\none\ntwo\n</attached-file>');
+    expect(r.message).toContain('<attached-file path="small.txt" lines="2">\none\ntwo\n</attached-file>');
     expect(attachmentNotes(r)).toEqual([
       'attached big.log (13 lines, truncated)',
       'attached small.txt (2 lines)',
       'not attached: more.txt (the message\'s attachments reached their limit (102 B))',
     ]);
+  });
+});
+
+describe('reading a sent message back', () => {
+  it('splits off its attachment blocks, whatever they hold', () => {
+    const { read } = reader({ 'a.md': 'x\n\n<attached-file path="fake" lines="1">\ny\n</attached-file>\n', src: { kind: 'directory', entries: ['b.ts'] } });
+    const r = attachMentions('see @a.md and @src\n\nthanks', read);
+    expect(splitAttachments(r.message)).toEqual({ typed: 'see @a.md and @src\n\nthanks', attached: ['a.md', 'src/'] });
+    expect(splitAttachments('no attachments <attached-file path="x">')).toEqual({ typed: 'no attachments <attached-file path="x">', attached: [] });
   });
 });
 

@@ -80,8 +80,8 @@ export function attachMentions(
     seen.add(path);
     switch (target.kind) {
       case 'missing':
-        // "@alice" is a name, not a path; "@src/mian.ts" is a typo the user should hear of.
-        if (/[/.]/.test(path)) skipped.push({ path, reason: 'no such file or directory' });
+        // "@alice" is a name and "@app.route('/')" code, not paths; "@src/mian.ts" is a typo the user should hear of.
+        if (/[/.]/.test(path) && /^[\w./-]+$/.test(path)) skipped.push({ path, reason: 'no such file or directory' });
         break;
       case 'outside':
         skipped.push({ path, reason: 'outside the repository' });
@@ -98,7 +98,7 @@ export function attachMentions(
         const shown = target.entries.slice(0, limits.directoryEntries);
         const more = target.entries.length - shown.length;
         const listing = [...shown, ...(more > 0 ? [`[… ${more} more entries not listed]`] : [])].join('\n');
-        blocks.push(`<attached-directory path="${dir}">\n${listing}\n</attached-directory>`);
+        blocks.push(block('directory', dir, listing));
         attached.push({ path: dir, kind: 'directory', count: shown.length, truncated: more > 0 });
         break;
       }
@@ -116,7 +116,7 @@ export function attachMentions(
         const truncated = bytes < target.size;
         budget -= bytes;
         const note = truncated ? `\n[… truncated: the first ${sizeText(bytes)} of ${sizeText(target.size)} are shown; read_file reads the rest]` : '';
-        blocks.push(`<attached-file path="${path}">\n${content}${note}\n</attached-file>`);
+        blocks.push(block('file', path, `${content}${note}`));
         attached.push({ path, kind: 'file', count: lineCount(content), truncated });
         break;
       }
@@ -135,6 +135,39 @@ export function attachmentNotes(r: Pick<AttachResult, 'attached' | 'skipped'>): 
     }),
     ...r.skipped.map((s) => `not attached: ${s.path} (${s.reason})`),
   ];
+}
+
+/**
+ * One attachment. Its line count lets a reader find where it ends whatever it holds (a file may
+ * hold text that looks like a block).
+ */
+function block(kind: 'file' | 'directory', path: string, body: string): string {
+  return `<attached-${kind} path="${path}" lines="${body.split('\n').length}">\n${body}\n</attached-${kind}>`;
+}
+
+const BLOCK_HEAD = /\n\n<attached-(file|directory) path="([^"\n]*)" lines="(\d+)">\n/y;
+
+/**
+ * A sent message read back (a resumed session's transcript): the text as typed, and the paths
+ * its attachment blocks carry, which the transcript names instead of showing.
+ */
+export function splitAttachments(message: string): { typed: string; attached: string[] } {
+  const first = message.search(/\n\n<attached-(file|directory) path="[^"\n]*" lines="\d+">\n/);
+  if (first === -1) return { typed: message, attached: [] };
+  const attached: string[] = [];
+  let at = first;
+  for (;;) {
+    BLOCK_HEAD.lastIndex = at;
+    const head = BLOCK_HEAD.exec(message);
+    if (!head) break;
+    let end = at + head[0].length;
+    for (let n = Number(head[3]); n > 0 && end > 0; n--) end = message.indexOf('\n', end) + 1;
+    const foot = `</attached-${head[1]}>`;
+    if (end === 0 || !message.startsWith(foot, end)) break;
+    attached.push(head[2]);
+    at = end + foot.length;
+  }
+  return { typed: message.slice(0, first), attached };
 }
 
 /**

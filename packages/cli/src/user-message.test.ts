@@ -80,8 +80,8 @@ describe('a headless task', () => {
     const r = prepareTask('/review error handling in @src/a.ts', ws);
     expect(r.message).toBe(
       'Review the code, focusing on error handling in @src/a.ts. Style: @STYLE.md\n\n' +
-        '<attached-file path="src/a.ts">\nexport const a = 1;\n</attached-file>\n\n' +
-        '<attached-file path="STYLE.md">\nTabs, not spaces.\n</attached-file>',
+        '<attached-file path="src/a.ts" lines="1">\nexport const a = 1;\n</attached-file>\n\n' +
+        '<attached-file path="STYLE.md" lines="1">\nTabs, not spaces.\n</attached-file>',
     );
     expect(r.notes).toEqual(['attached src/a.ts (1 line)', 'attached STYLE.md (1 line)']);
     expect(r.warnings).toEqual([]);

@@ -11,6 +11,13 @@ export function pasteMarker(input: string): 'start' | 'end' | undefined {
   return input === '[200~' ? 'start' : input === '[201~' ? 'end' : undefined;
 }
 
+/** Pasted text without control characters other than line breaks and tabs: they would garble the prompt. */
+export function pastedText(input: string): string {
+  let out = '';
+  for (const ch of input) if (ch === '\t' || ch === '\n' || ch === '\r' || (ch >= ' ' && ch !== '\u007F')) out += ch;
+  return out;
+}
+
 /**
  * Asks the terminal for bracketed paste while `active` (while the prompt has the keyboard: other
  * inputs, a review's reason, take pastes as they always did), and restores it after, on exit too.

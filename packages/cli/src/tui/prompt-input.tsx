@@ -1,6 +1,6 @@
 import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
-import { useBracketedPaste, pasteMarker } from './bracketed-paste.js';
+import { pastedText, pasteMarker, useBracketedPaste } from './bracketed-paste.js';
 import { continueLine, editPrompt, EMPTY_PROMPT, enterAction, type PromptEdit, type PromptState } from './prompt-state.js';
 import { useLatestState } from './use-latest-state.js';
 
@@ -36,17 +36,21 @@ export function PromptInput({ onSubmit, complete, isActive, placeholder }: Promp
         return;
       }
       if (pasting.current) {
-        // Control characters other than line breaks and tabs would garble the prompt.
-        const text = input.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, '');
+        const text = pastedText(input);
         if (text !== '') edit({ type: 'insert', text });
         return;
       }
-      if (key.tab) {
+      const tab = () => {
         const s = get();
         const c = complete(s.value, s.cursor);
         edit({ type: 'set', value: c.value, ...(c.cursor !== undefined ? { cursor: c.cursor } : {}) });
         setCandidates(c.candidates.length > 1 ? c.candidates : []);
-        return;
+      };
+      if (key.tab) return tab();
+      // Typed ahead: the terminal read the word and the Tab after it in one chunk.
+      if (input.length > 1 && input.endsWith('\t') && !/[\t\r\n]/.test(input.slice(0, -1))) {
+        edit({ type: 'insert', text: input.slice(0, -1) });
+        return tab();
       }
       setCandidates([]);
       const enter = () => {

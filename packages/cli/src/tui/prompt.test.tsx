@@ -76,12 +76,18 @@ describe('@path mentions', () => {
     expect(promptBox(rig.frame())).toBe('› explain @src/math/add.ts please');
   });
 
+  it('completes a word and the Tab typed after it that arrive in one chunk', async () => {
+    const { rig } = await rigOver(files);
+    await rig.press('see @READ\t');
+    expect(promptBox(rig.frame())).toBe('› see @README.md');
+  });
+
   it("sends the mentioned file's content to the model; the transcript shows the line as typed and what was attached", async () => {
     const { rig, sent } = await rigOver(files);
     await rig.submit('what does @src/main.ts print? (see @nowhere/x.ts)');
     await rig.settle();
     expect(sent).toEqual([
-      'what does @src/main.ts print? (see @nowhere/x.ts)\n\n<attached-file path="src/main.ts">\nconsole.log("main");\n</attached-file>',
+      'what does @src/main.ts print? (see @nowhere/x.ts)\n\n<attached-file path="src/main.ts" lines="1">\nconsole.log("main");\n</attached-file>',
     ]);
     const f = rig.frame();
     expect(f).toMatch(/› what does @src\/main\.ts print\? \(see @nowhere\/x\.ts\)\n+ℹ attached src\/main\.ts \(1 line\)\nℹ not attached: nowhere\/x\.ts \(no such file or directory\)/);
@@ -126,7 +132,7 @@ describe('pasting', () => {
   it('keeps a bracketed paste as text, line breaks included, however it is split: Enter then sends one message', async () => {
     const { rig, sent } = await rigOver(undefined);
     // The terminal's markers around the paste, a line break arriving on its own as Enter would.
-    await rig.press('\u001B[200~first line\rsecond line\r', '\r', 'third\tline\r\u001B[201~');
+    await rig.press('\u001B[200~first line\rsecond line\r', '\r', 'third\tline\u0007\r\u001B[201~');
     expect(sent).toEqual([]);
     // The paste's last line break too: the cursor waits on a new line.
     expect(promptBox(rig.frame())).toBe('› first line\n  second line\n\n  third line\n');
