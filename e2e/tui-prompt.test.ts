@@ -39,11 +39,14 @@ describe('the prompt in a real terminal', () => {
     const repo = gitRepo({
       'a.txt': 'a\n',
       '.claude/commands/review.md': '---\ndescription: Review a part of the code\nargument-hint: <part>\n---\nReview $ARGUMENTS carefully.\n',
+      '.claude/commands/draft.md': '---\ndescription: never closed\n',
     });
     const from = api.requests.length;
     const screen = startTui(repo);
     try {
-      await screen.waitFor(/sandbox (overlay|copy)/);
+      // A file that defines no command is said once, at the start.
+      const start = await screen.waitFor(/sandbox (overlay|copy)/);
+      expect(start).toContain('✗ .claude/commands/draft.md is left out: its frontmatter');
       screen.type('/help');
       screen.press('Enter');
       await screen.waitFor(/\/review <part> +Review a part of the code \(\.claude\/commands\)/);

@@ -25,6 +25,7 @@ export function promptCompleter(workspace?: Pick<PromptWorkspace, 'paths' | 'com
       }
       if (mention) return mention;
     }
+    if (!value.startsWith('/')) return { value, cursor, candidates: [] };
     const slash = completeSlash(value, workspace?.commands().commands ?? []);
     if (slash.value === value && slash.candidates.length === 0) return { value, cursor, candidates: [] };
     return { value: slash.value, cursor: slash.value.length, candidates: slash.candidates.map((c) => `/${c}`) };
