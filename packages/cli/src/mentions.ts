@@ -145,8 +145,6 @@ function block(kind: 'file' | 'directory', path: string, body: string): string {
   return `<attached-${kind} path="${path}" lines="${body.split('\n').length}">\n${body}\n</attached-${kind}>`;
 }
 
-const BLOCK_HEAD = /\n\n<attached-(file|directory) path="([^"\n]*)" lines="(\d+)">\n/y;
-
 /**
  * A sent message read back (a resumed session's transcript): the text as typed, and the paths
  * its attachment blocks carry, which the transcript names instead of showing.
@@ -155,10 +153,12 @@ export function splitAttachments(message: string): { typed: string; attached: st
   const first = message.search(/\n\n<attached-(file|directory) path="[^"\n]*" lines="\d+">\n/);
   if (first === -1) return { typed: message, attached: [] };
   const attached: string[] = [];
+  // Sticky: each block must start where the one before ended.
+  const blockHead = /\n\n<attached-(file|directory) path="([^"\n]*)" lines="(\d+)">\n/y;
   let at = first;
   for (;;) {
-    BLOCK_HEAD.lastIndex = at;
-    const head = BLOCK_HEAD.exec(message);
+    blockHead.lastIndex = at;
+    const head = blockHead.exec(message);
     if (!head) break;
     let end = at + head[0].length;
     for (let n = Number(head[3]); n > 0 && end > 0; n--) end = message.indexOf('\n', end) + 1;
