@@ -41,6 +41,16 @@ export class TmuxScreen {
     execFileSync('tmux', ['send-keys', '-t', this.name, '-l', text]);
   }
 
+  /**
+   * Pastes text as a terminal does (line breaks as CR), bracketed with ESC[200~ ... ESC[201~ when
+   * the program asked for bracketed paste.
+   */
+  paste(text: string): void {
+    const buffer = `${this.name}-paste`;
+    execFileSync('tmux', ['set-buffer', '-b', buffer, '--', text]);
+    execFileSync('tmux', ['paste-buffer', '-p', '-d', '-b', buffer, '-t', this.name]);
+  }
+
   /** Presses keys by tmux name: Enter, Down, C-c... */
   press(...keys: string[]): void {
     execFileSync('tmux', ['send-keys', '-t', this.name, ...keys]);

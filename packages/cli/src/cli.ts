@@ -60,6 +60,9 @@ Files:
                        settings, never widen them
   .infinity/state.db   the sessions' history (ignored by git)
   AGENTS.md            the project's instructions (CLAUDE.md when there is none)
+  .infinity/commands/, .claude/commands/
+                       project commands: name.md is /name (sub/name.md is
+                       /sub:name), in the TUI and as -p "/name args"
 
 Exit codes:
   ${EXIT.ok}    done
@@ -93,7 +96,10 @@ function parse(argv: string[]): Flags | number {
     .name('infinity-code')
     .description('A terminal coding agent on a time-sliced agent runtime. Without -p it opens the terminal UI.')
     .version(pkg.version, '-v, --version')
-    .option('-p, --print <task>', 'run the task headless (@file reads it from a file): progress on stderr, the answer on stdout')
+    .option(
+      '-p, --print <task>',
+      'run the task headless (@file alone reads it from a file; @path inside it attaches the file): progress on stderr, the answer on stdout',
+    )
     .option('--yes', 'accept every diff automatically and apply the result to the working tree')
     .addOption(
       new Option('--output-format <format>', 'headless output').choices(['text', 'json', 'stream-json']).default('text'),
@@ -147,7 +153,9 @@ function readTaskFile(file: string): string {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code})`;
-    throw new UserError(`The task file ${file} ${why}. Give an existing file after @, or the task itself after -p.`, EXIT.usage);
+    // "-p '@src/a.ts explain it'" meant a mention: a task that starts with @ is a task file.
+    const mention = /\s/.test(file) ? ' To mention a file in the task, put a word before it: -p "explain @src/a.ts".' : '';
+    throw new UserError(`The task file ${file} ${why}. Give an existing file after @, or the task itself after -p.${mention}`, EXIT.usage);
   }
 }
 

@@ -10,10 +10,12 @@ import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headl
 import { whenLoopDrains } from './loop-drain.js';
 import { buildResult, type Outcome } from './result.js';
 import { mcpProgressLine } from './mcp-setup.js';
+import { promptWorkspace } from './prompt-workspace.js';
 import { autoAcceptReviewer } from './review.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { setUpSession } from './session-setup.js';
 import { StreamJsonWriter, type ChangesInfo } from './stream-json.js';
+import { prepareTask } from './user-message.js';
 
 export type OutputFormat = 'text' | 'json' | 'stream-json';
 
@@ -66,6 +68,9 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   });
   const { root, model, session } = setup;
   for (const warning of setup.mcpWarnings) o.writers.err(`infinity-code: ${warning}\n`);
+  // `/name args` runs a project command; `@path` attaches a file of the working tree (as the TUI does).
+  const task = prepareTask(o.task, promptWorkspace(root));
+  for (const line of [...task.warnings, ...task.notes]) o.writers.err(`infinity-code: ${line}\n`);
 
   // The deadline counts from the start, opening the session included.
   const deadline = o.timeoutMs === undefined ? undefined : runDeadline(o.timeoutMs);
@@ -127,7 +132,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   let timedOut = false;
   const loop = whenLoopDrains();
   try {
-    await agent.system.sendUserText(session.id, o.task);
+    await agent.system.sendUserText(session.id, task.message);
     // Past the deadline while the session opened: the task is stored (for -c), and stopped at once.
     if (stop.aborted) onAbort();
     const end = await agent.system.whenQuiescent({ signal: stop, stalled: loop.drained });

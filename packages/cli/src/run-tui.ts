@@ -2,6 +2,7 @@ import type { McpServerStatus } from '@infinity-code/mcp';
 import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
 import { pricingOf } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
+import { promptWorkspace } from './prompt-workspace.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { setUpSession, type SessionSetup } from './session-setup.js';
 import type { TuiController } from './tui/index.js';
@@ -62,6 +63,8 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
     pricing: pricingOf(setup.config),
   };
   const done = runTui(deferredController(opening.then((s) => s.controller)), info, {
+    // Project commands and mentioned files come from the working tree itself, not a sandbox.
+    workspace: promptWorkspace(setup.root),
     ready: opening.then((s) => ({ backend: s.backend, history: s.history, notices: s.notices, onNotice: s.onNotice })),
   });
   // Open the session only once the first frame is out.

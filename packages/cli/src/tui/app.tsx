@@ -7,7 +7,8 @@ import type { TuiController } from './controller.js';
 import { DiffReview } from './diff-review.js';
 import { LiveTurn } from './live-turn.js';
 import { PromptInput } from './prompt-input.js';
-import { complete } from './slash-commands.js';
+import { promptCompleter } from './prompt-completion.js';
+import type { PromptWorkspace } from '../prompt-workspace.js';
 import { StatusLine } from './status-line.js';
 import type { UiStore } from './store.js';
 import { ThreadRows } from './thread-rows.js';
@@ -22,10 +23,12 @@ export interface AppProps {
   controller: TuiController;
   /** Spinners move (off for tests and screen readers). */
   animate?: boolean;
+  /** The repository as the prompt sees it: project commands, `@` paths and the files they name. */
+  workspace?: PromptWorkspace;
 }
 
 /** The whole screen: transcript above, then the live turn, children, the input and the status. */
-export function App({ store, controller, animate = true }: AppProps) {
+export function App({ store, controller, animate = true, workspace }: AppProps) {
   const state = useSyncExternalStore(store.subscribe, store.getState);
   const { exit } = useApp();
   const { isRawModeSupported } = useStdin();
@@ -40,6 +43,7 @@ export function App({ store, controller, animate = true }: AppProps) {
     () => ({
       controller,
       store,
+      ...(workspace ? { workspace } : {}),
       quit: () => {
         if (quitting.current) return;
         quitting.current = true;
@@ -50,7 +54,7 @@ export function App({ store, controller, animate = true }: AppProps) {
         );
       },
     }),
-    [controller, store, exit],
+    [controller, store, exit, workspace],
   );
 
   useInput(
@@ -71,6 +75,7 @@ export function App({ store, controller, animate = true }: AppProps) {
   );
 
   const onSubmit = useCallback((line: string) => void submitLine(ctx, line), [ctx]);
+  const complete = useMemo(() => promptCompleter(workspace), [workspace]);
   const approval = state.approvals[0];
   const review = state.reviews[0];
   const warning = review ? editWarning(review, state.userEdited) : undefined;

@@ -3,6 +3,9 @@ import type { ReviewDecision } from '../review-diff.js';
 import type { CommandApproval, TuiController } from './controller.js';
 import { shortId } from './format.js';
 import { SUGGESTED_MODELS } from '../pricing.js';
+import { expandCommand, NO_PROJECT_COMMANDS } from '../project-commands.js';
+import type { PromptWorkspace } from '../prompt-workspace.js';
+import { withAttachments } from '../user-message.js';
 import { helpText, parseSlash, type SlashCommand } from './slash-commands.js';
 import type { UiStore } from './store.js';
 import type { PendingReview } from './ui-state.js';
@@ -11,6 +14,8 @@ import type { PendingReview } from './ui-state.js';
 export interface CommandContext {
   controller: TuiController;
   store: UiStore;
+  /** The repository's project commands and files; without it, no project commands or attachments. */
+  workspace?: PromptWorkspace;
   quit(): void;
 }
 
@@ -20,16 +25,32 @@ function say(ctx: CommandContext, text: string, level: 'info' | 'error' = 'info'
   ctx.store.dispatch({ type: 'ui:notice', level, text });
 }
 
-/** A line from the prompt: a slash command, or a message for the agent. */
+/**
+ * A line from the prompt: a built-in command, or a message for the agent (a project command's
+ * prompt, with the files its `@` mentions name attached). The transcript shows the line as typed.
+ */
 export async function submitLine(ctx: CommandContext, line: string): Promise<void> {
-  const parsed = parseSlash(line);
-  if (parsed.kind === 'error') return say(ctx, parsed.message, 'error');
+  // Read again each time: an edit to a command file counts at once.
+  const project = line.trimStart().startsWith('/') ? (ctx.workspace?.commands() ?? NO_PROJECT_COMMANDS) : NO_PROJECT_COMMANDS;
+  const parsed = parseSlash(line, project.commands);
+  if (parsed.kind === 'error') {
+    const head = /^\/(\S+)/.exec(line.trim())?.[1] ?? '';
+    // A command whose file is wrong: say what is wrong with it rather than "unknown".
+    const broken = project.problems.filter((p) => p.name === head).map((p) => p.message);
+    return say(ctx, broken.length > 0 ? broken.join('\n') : parsed.message, 'error');
+  }
   if (parsed.kind === 'command') return runCommand(ctx, parsed.command);
   // "//x" is the escape for a message starting with a slash.
-  const text = line.startsWith('//') ? line.slice(1) : line;
-  ctx.store.dispatch({ type: 'ui:submit', text });
+  let text = line.startsWith('//') ? line.slice(1) : line;
+  if (parsed.kind === 'project') {
+    const command = project.commands.find((c) => c.name === parsed.name)!;
+    text = expandCommand(command, parsed.args);
+  }
+  ctx.store.dispatch({ type: 'ui:submit', text: parsed.kind === 'project' ? line : text });
   try {
-    await ctx.controller.send(text);
+    const prepared = ctx.workspace ? withAttachments(text, ctx.workspace) : { message: text, notes: [] };
+    for (const note of prepared.notes) say(ctx, note);
+    await ctx.controller.send(prepared.message);
   } catch (err) {
     say(ctx, `Could not send the message: ${errorText(err)}`, 'error');
   }
@@ -40,7 +61,7 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
   try {
     switch (cmd.name) {
       case 'help':
-        return say(ctx, helpText());
+        return say(ctx, helpText(ctx.workspace?.commands()));
       case 'quit':
         return ctx.quit();
       case 'stop':

@@ -89,4 +89,20 @@ describe('a resumed session shows its earlier transcript', () => {
     const s = reduce(initialState(info), { type: 'ui:history', messages: history });
     expect(s.items.map(shown)).toEqual([['notice', 'compaction'], ['user', 'again'], ['assistant', 'ok']]);
   });
+
+  it('shows a message that attached files as it was typed, naming the files', () => {
+    const sent = 'compare @a.ts with @src/\n\n<attached-file path="a.ts" lines="1">\nconst a = 1;\n</attached-file>\n\n<attached-directory path="src/" lines="1">\nb.ts\n</attached-directory>';
+    const s = reduce(initialState(info), {
+      type: 'ui:history',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: sent }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+      ],
+    });
+    expect(s.items.map((i) => [i.kind, 'text' in i ? i.text : ''])).toEqual([
+      ['user', 'compare @a.ts with @src/'],
+      ['notice', 'attached a.ts, src/'],
+      ['assistant', 'ok'],
+    ]);
+  });
 });

@@ -1,6 +1,7 @@
 import type { HistoryMessage } from '@infinity-code/runtime';
 // The light subpaths: the UI's first frame must not wait for SQLite and the rest of the runtime.
 import { readHistory, type HistoryEntry } from '@infinity-code/runtime/history-reading';
+import { splitAttachments } from '../mentions.js';
 import { truncate } from './format.js';
 import { eventLines, finishedCall, reportText, taskLabel } from './item-data.js';
 import { pushItem, type UiState } from './ui-state.js';
@@ -19,7 +20,13 @@ export function replayHistory(s: UiState, history: readonly HistoryMessage[]): U
   let next = s;
   for (const entry of readHistory(history)) {
     switch (entry.kind) {
-      case 'user':
+      case 'user': {
+        // As typed: the files it attached are named, not shown again.
+        const { typed, attached } = splitAttachments(entry.text);
+        next = pushItem(next, { kind: 'user', text: typed });
+        if (attached.length > 0) next = pushItem(next, { kind: 'notice', level: 'info', text: `attached ${attached.join(', ')}` });
+        break;
+      }
       case 'assistant':
         next = pushItem(next, { kind: entry.kind, text: entry.text });
         break;

@@ -1,30 +1,56 @@
 import { Box, Text, useInput } from 'ink';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
+import { pastedText, pasteMarker, useBracketedPaste } from './bracketed-paste.js';
 import { continueLine, editPrompt, EMPTY_PROMPT, enterAction, type PromptEdit, type PromptState } from './prompt-state.js';
 import { useLatestState } from './use-latest-state.js';
 
 export interface PromptInputProps {
   onSubmit: (text: string) => void;
-  /** Tab: what the value becomes, and the candidates to list when several match. */
-  complete: (value: string) => { value: string; candidates: string[] };
+  /**
+   * Tab: what the value becomes, where the cursor goes (the end by default), and the candidates
+   * to list under the prompt (as shown) when several match.
+   */
+  complete: (value: string, cursor: number) => { value: string; cursor?: number; candidates: string[] };
   /** Only one input handler may own the keyboard (a diff review takes it). */
   isActive: boolean;
   placeholder?: string;
 }
 
-/** Multi-line input: Enter sends; Shift/Alt+Enter, Ctrl+J or a trailing backslash add a line. */
+/**
+ * Multi-line input: Enter sends; Shift/Alt+Enter, Ctrl+J or a trailing backslash add a line. A
+ * paste is text, line breaks included, however the terminal delivers it: it never sends.
+ */
 export function PromptInput({ onSubmit, complete, isActive, placeholder }: PromptInputProps) {
   const [get, update] = useLatestState<PromptState>(EMPTY_PROMPT);
   const [candidates, setCandidates] = useState<string[]>([]);
+  // Between the terminal's paste markers (bracketed paste): everything typed is text.
+  const pasting = useRef(false);
   const edit = (e: PromptEdit) => update((s) => editPrompt(s, e));
+  useBracketedPaste(isActive);
 
   useInput(
     (input, key) => {
-      if (key.tab) {
-        const c = complete(get().value);
-        edit({ type: 'set', value: c.value });
-        setCandidates(c.candidates.length > 1 ? c.candidates : []);
+      const marker = pasteMarker(input);
+      if (marker) {
+        pasting.current = marker === 'start';
         return;
+      }
+      if (pasting.current) {
+        const text = pastedText(input);
+        if (text !== '') edit({ type: 'insert', text });
+        return;
+      }
+      const tab = () => {
+        const s = get();
+        const c = complete(s.value, s.cursor);
+        edit({ type: 'set', value: c.value, ...(c.cursor !== undefined ? { cursor: c.cursor } : {}) });
+        setCandidates(c.candidates.length > 1 ? c.candidates : []);
+      };
+      if (key.tab) return tab();
+      // Typed ahead: the terminal read the word and the Tab after it in one chunk.
+      if (input.length > 1 && input.endsWith('\t') && !/[\t\r\n]/.test(input.slice(0, -1))) {
+        edit({ type: 'insert', text: input.slice(0, -1) });
+        return tab();
       }
       setCandidates([]);
       const enter = () => {
@@ -72,7 +98,7 @@ export function PromptInput({ onSubmit, complete, isActive, placeholder }: Promp
           <Lines state={s} showCursor={isActive} />
         )}
       </Box>
-      {candidates.length > 0 ? <Text dimColor>{candidates.map((c) => `/${c}`).join('  ')}</Text> : null}
+      {candidates.length > 0 ? <Text dimColor>{candidates.join('  ')}</Text> : null}
     </Box>
   );
 }
@@ -92,16 +118,21 @@ function Lines({ state, showCursor }: { state: PromptState; showCursor: boolean 
             <Text color="cyan">{i === 0 ? '› ' : '  '}</Text>
             {hasCursor ? (
               <>
-                {line.slice(0, at)}
-                <Text inverse>{line[at] ?? ' '}</Text>
-                {line.slice(at + 1)}
+                {shown(line.slice(0, at))}
+                <Text inverse>{shown(line[at] ?? ' ')}</Text>
+                {shown(line.slice(at + 1))}
               </>
             ) : (
-              line
+              shown(line)
             )}
           </Text>
         );
       })}
     </>
   );
+}
+
+/** A tab (pasted code) drawn as one space: the terminal would move to its next tab stop, off Ink's layout. */
+function shown(text: string): string {
+  return text.replace(/\t/g, ' ');
 }

@@ -21,8 +21,8 @@ export type PromptEdit =
   | { type: 'down' }
   | { type: 'home' }
   | { type: 'end' }
-  /** Replace the whole value (Tab completion), cursor at the end. */
-  | { type: 'set'; value: string }
+  /** Replace the whole value (Tab completion), the cursor at `cursor` or else the end. */
+  | { type: 'set'; value: string; cursor?: number }
   /** The value was sent: remember it and start empty. */
   | { type: 'sent' }
   | { type: 'clear' };
@@ -56,7 +56,7 @@ export function editPrompt(s: PromptState, e: PromptEdit): PromptState {
     case 'down':
       return s.value.indexOf('\n', s.cursor) === -1 ? browse(s, 1) : moveLine(s, 1);
     case 'set':
-      return { ...s, value: e.value, cursor: e.value.length };
+      return { ...s, value: e.value, cursor: Math.min(e.value.length, Math.max(0, e.cursor ?? e.value.length)) };
     case 'sent': {
       const last = s.history[s.history.length - 1];
       const history = s.value.trim() === '' || last === s.value ? s.history : [...s.history, s.value].slice(-HISTORY_LIMIT);

@@ -1,5 +1,6 @@
 import type { HistoryMessage } from '@infinity-code/runtime';
 import { render } from 'ink';
+import type { PromptWorkspace } from '../prompt-workspace.js';
 import { App } from './app.js';
 import type { TuiController, TuiInfo } from './controller.js';
 import { createUiStore } from './store.js';
@@ -12,6 +13,8 @@ export interface RunTuiOptions {
   animate?: boolean;
   /** Route console.* above the UI instead of through it (default true; test runners own console). */
   patchConsole?: boolean;
+  /** The repository as the prompt sees it (project commands, `@` mentions). */
+  workspace?: PromptWorkspace;
   /**
    * The session opening in the background: the first frame is drawn at once, the backend shown
    * when it is known, and a failure to open reported in the transcript.
@@ -47,7 +50,7 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
       }),
   );
   precompileEmojiRegex();
-  const instance = render(<App store={store} controller={controller} animate={opts.animate ?? true} />, {
+  const instance = render(<App store={store} controller={controller} animate={opts.animate ?? true} {...(opts.workspace ? { workspace: opts.workspace } : {})} />, {
     ...(opts.stdin ? { stdin: opts.stdin } : {}),
     ...(opts.stdout ? { stdout: opts.stdout } : {}),
     ...(opts.stderr ? { stderr: opts.stderr } : {}),
@@ -57,6 +60,8 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
     // Where the terminal supports it, Shift+Enter is told apart from Enter.
     kittyKeyboard: { mode: 'auto', flags: ['disambiguateEscapeCodes'] },
   });
+  // Command files that define nothing are said once the first frame is out (and again in /help).
+  for (const p of opts.workspace?.commands().problems ?? []) store.dispatch({ type: 'ui:notice', level: 'error', text: p.message });
   try {
     await instance.waitUntilExit();
   } finally {

@@ -39,4 +39,34 @@ describe('slash commands', () => {
     for (const name of ['/help', '/quit', '/new', '/sessions', '/model [id]', '/cost', '/stop', '/diff', '/compact', '/mcp']) expect(help).toContain(name);
     expect(help).toContain('Ctrl+C twice quit');
   });
+
+  describe("the project's commands", () => {
+    const project = [
+      { name: 'review', description: 'Review the change', argumentHint: '[focus]', file: '.claude/commands/review.md' },
+      { name: 'frontend:build', file: '.infinity/commands/frontend/build.md' },
+      { name: 'diff', description: 'Our own diff', file: '.claude/commands/diff.md' },
+    ];
+
+    it('parses a project command with the text after its name; a built-in wins a name both have', () => {
+      expect(parseSlash('/review error paths\nand tests', project)).toEqual({ kind: 'project', name: 'review', args: 'error paths\nand tests' });
+      expect(parseSlash('/frontend:build', project)).toEqual({ kind: 'project', name: 'frontend:build', args: '' });
+      expect(parseSlash('/diff', project)).toEqual({ kind: 'command', command: { name: 'diff' } });
+      expect(parseSlash('/revew', project)).toEqual({ kind: 'error', message: 'Unknown command /revew. Type /help for the list.' });
+      expect(parseSlash('/rev', project)).toEqual({ kind: 'error', message: 'Unknown command /rev. Did you mean /review? Type /help for the list.' });
+    });
+
+    it('completes project commands with the built-in ones', () => {
+      expect(complete('/fr', project)).toEqual({ value: '/frontend:build ', candidates: ['frontend:build'] });
+      expect(complete('/re', project)).toEqual({ value: '/re', candidates: ['refresh', 'review'] });
+      expect(complete('/d', project)).toEqual({ value: '/diff ', candidates: ['diff'] });
+    });
+
+    it('lists them in /help with their description and folder, and says which are not used and why', () => {
+      const help = helpText({ commands: project, problems: [{ file: '.claude/commands/x.md', name: 'x', message: '.claude/commands/x.md is left out: it has no prompt.' }] });
+      expect(help).toMatch(/Project commands:\n {2}\/review \[focus\] +Review the change \(\.claude\/commands\)\n {2}\/frontend:build +project command \(\.infinity\/commands\)/);
+      expect(help).toContain('  .claude/commands/diff.md is not used: /diff is a built-in command.');
+      expect(help).toContain('  .claude/commands/x.md is left out: it has no prompt.');
+      expect(helpText()).toContain('Project commands: none (Markdown prompts in .infinity/commands/ or .claude/commands/ become /name)');
+    });
+  });
 });

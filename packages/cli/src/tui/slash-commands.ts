@@ -1,4 +1,6 @@
 // Slash commands: parsing and Tab completion, pure. What a command does is the App's business.
+// The project's own commands (project-commands.ts) are passed in; a built-in wins a name both have.
+import type { ProjectCommand, ProjectCommands } from '../project-commands.js';
 
 export type SlashCommand =
   | { name: 'help' }
@@ -33,11 +35,20 @@ const ALIASES: Readonly<Record<string, SlashName>> = { exit: 'quit', q: 'quit', 
 
 export type ParseResult =
   | { kind: 'command'; command: SlashCommand }
+  /** A project command, with the text after its name. */
+  | { kind: 'project'; name: string; args: string }
   | { kind: 'error'; message: string }
   /** Not a command: send it as a message. */
   | { kind: 'text' };
 
-export function parseSlash(input: string): ParseResult {
+/** What the slash layer needs of a project command. */
+export type ProjectCommandInfo = Pick<ProjectCommand, 'name' | 'description' | 'argumentHint' | 'file'>;
+
+function isBuiltIn(name: string): boolean {
+  return COMMANDS.some((c) => c.name === name) || name in ALIASES;
+}
+
+export function parseSlash(input: string, project: readonly ProjectCommandInfo[] = []): ParseResult {
   const text = input.trim();
   // "//foo" sends "/foo" literally, and a path such as "/etc/hosts is odd" isn't a command.
   if (!text.startsWith('/') || text.startsWith('//')) return { kind: 'text' };
@@ -45,7 +56,8 @@ export function parseSlash(input: string): ParseResult {
   if (head.includes('/')) return { kind: 'text' };
   const name = (COMMANDS.find((c) => c.name === head)?.name ?? ALIASES[head]) as SlashName | undefined;
   if (!name) {
-    const near = complete(`/${head}`).candidates;
+    if (project.some((c) => c.name === head)) return { kind: 'project', name: head, args: text.slice(1 + head.length).trim() };
+    const near = complete(`/${head}`, project).candidates;
     const hint = near.length > 0 ? ` Did you mean ${near.map((c) => `/${c}`).join(' or ')}?` : '';
     return { kind: 'error', message: `Unknown command /${head}.${hint} Type /help for the list.` };
   }
@@ -55,11 +67,12 @@ export function parseSlash(input: string): ParseResult {
   return { kind: 'command', command: { name } as SlashCommand };
 }
 
-/** The line a Tab press turns `input` into, and the commands it could still become. */
-export function complete(input: string): { value: string; candidates: SlashName[] } {
-  if (!/^\/[a-z]*$/.test(input)) return { value: input, candidates: [] };
+/** The line a Tab press turns `input` into, and the commands (built-in, then the project's) it could still become. */
+export function complete(input: string, project: readonly ProjectCommandInfo[] = []): { value: string; candidates: string[] } {
+  if (!/^\/[\w.:-]*$/.test(input)) return { value: input, candidates: [] };
   const prefix = input.slice(1);
-  const candidates = COMMANDS.map((c) => c.name).filter((n) => n.startsWith(prefix));
+  const names = [...COMMANDS.map((c) => c.name as string), ...project.map((c) => c.name).filter((n) => !isBuiltIn(n))];
+  const candidates = names.filter((n) => n.startsWith(prefix));
   if (candidates.length === 1) return { value: `/${candidates[0]} `, candidates };
   if (candidates.length === 0) return { value: input, candidates };
   // Several: extend to their common prefix, as shells do.
@@ -68,14 +81,39 @@ export function complete(input: string): { value: string; candidates: SlashName[
   return { value: `/${common}`, candidates };
 }
 
-export function helpText(): string {
-  const width = Math.max(...COMMANDS.map((c) => `/${c.name}${c.args ? ` ${c.args}` : ''}`.length));
-  const lines = COMMANDS.map((c) => `  ${`/${c.name}${c.args ? ` ${c.args}` : ''}`.padEnd(width)}  ${c.help}`);
+/** The commands (the project's too, with where each comes from), what is wrong with its command files, and the keys. */
+export function helpText(project: Pick<ProjectCommands, 'problems'> & { commands: readonly ProjectCommandInfo[] } = { commands: [], problems: [] }): string {
+  const usable = project.commands.filter((c) => !isBuiltIn(c.name));
+  const shadowed = project.commands.filter((c) => isBuiltIn(c.name));
+  const rows = [
+    ...COMMANDS.map((c) => ({ usage: `/${c.name}${c.args ? ` ${c.args}` : ''}`, help: c.help })),
+    ...usable.map((c) => ({
+      usage: `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ''}`,
+      help: `${c.description ?? 'project command'} (${folderOf(c.file)})`,
+    })),
+  ];
+  const width = Math.max(...rows.map((r) => r.usage.length));
+  const line = (r: { usage: string; help: string }) => `  ${r.usage.padEnd(width)}  ${r.help}`;
+  const projectPart =
+    usable.length + shadowed.length + project.problems.length === 0
+      ? ['Project commands: none (Markdown prompts in .infinity/commands/ or .claude/commands/ become /name)']
+      : [
+          'Project commands:',
+          ...(usable.length > 0 ? rows.slice(COMMANDS.length).map(line) : ['  none usable']),
+          ...shadowed.map((c) => `  ${c.file} is not used: /${c.name} is a built-in command.`),
+          ...project.problems.map((p) => `  ${p.message}`),
+        ];
   return [
     'Commands:',
-    ...lines,
+    ...rows.slice(0, COMMANDS.length).map(line),
+    ...projectPart,
     'Keys:',
     '  Enter send · Shift+Enter, Alt+Enter or a trailing \\ new line · ↑/↓ history · Tab complete',
-    '  Esc or Ctrl+C stop the agent · Ctrl+C twice quit',
+    '  @path attaches a file (Tab completes it) · Esc or Ctrl+C stop the agent · Ctrl+C twice quit',
   ].join('\n');
+}
+
+/** `.claude/commands/frontend/build.md` → `.claude/commands`. */
+function folderOf(file: string): string {
+  return file.split('/').slice(0, 2).join('/');
 }

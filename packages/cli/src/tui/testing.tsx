@@ -17,6 +17,7 @@ import {
 import { render } from 'ink-testing-library';
 import { act } from 'react';
 import type { Pricing } from '../pricing.js';
+import type { PromptWorkspace } from '../prompt-workspace.js';
 import { App } from './app.js';
 import type { CommandApprovals } from './command-approvals.js';
 import type { TuiController } from './controller.js';
@@ -42,6 +43,8 @@ export interface RigOptions {
   system?: Partial<SystemOptions>;
   /** Prices for the status line and /cost (the built-in ones by default). */
   pricing?: Pricing;
+  /** The repository the prompt reads (project commands, `@` mentions); none by default. */
+  workspace?: PromptWorkspace;
 }
 
 export interface Rig {
@@ -108,7 +111,7 @@ export async function startRig(o: RigOptions): Promise<Rig> {
   await system.start();
   let ui!: ReturnType<typeof render>;
   await act(async () => {
-    ui = render(<App store={store} controller={controller} animate={false} />);
+    ui = render(<App store={store} controller={controller} animate={false} {...(o.workspace ? { workspace: o.workspace } : {})} />);
   });
   let closed = false;
   const run = async <T,>(f: () => Promise<T>): Promise<T> => {

@@ -1,0 +1,33 @@
+// What Tab does in the prompt: an `@` word before the cursor completes to a repository path, a
+// line that is only `/word` to a command (built-in or the project's). Pure over the workspace.
+import { completeMention } from '../path-completion.js';
+import type { PromptWorkspace } from '../prompt-workspace.js';
+import { complete as completeSlash } from './slash-commands.js';
+
+export interface PromptCompletion {
+  value: string;
+  /** Where the cursor goes: after what was completed. */
+  cursor: number;
+  /** Shown under the prompt when several remain. */
+  candidates: string[];
+}
+
+export type PromptCompleter = (value: string, cursor: number) => PromptCompletion;
+
+/** Without a workspace (tests of the bare App), only the built-in commands complete. */
+export function promptCompleter(workspace?: Pick<PromptWorkspace, 'paths' | 'commands'>): PromptCompleter {
+  return (value, cursor) => {
+    if (workspace) {
+      const mention = completeMention(value, cursor, workspace.paths());
+      // Nothing matched: the file may be new since the list was made.
+      if (mention && mention.candidates.length === 0 && mention.value === value) {
+        return completeMention(value, cursor, workspace.paths({ fresh: true })) ?? mention;
+      }
+      if (mention) return mention;
+    }
+    if (!value.startsWith('/')) return { value, cursor, candidates: [] };
+    const slash = completeSlash(value, workspace?.commands().commands ?? []);
+    if (slash.value === value && slash.candidates.length === 0) return { value, cursor, candidates: [] };
+    return { value: slash.value, cursor: slash.value.length, candidates: slash.candidates.map((c) => `/${c}`) };
+  };
+}
