@@ -152,3 +152,30 @@ describe('reviewing a Latin-1 file hunk by hunk', () => {
     });
   }
 });
+
+describe('settling the diff a child reports', () => {
+  it('a child that goes on gets a fresh sandbox over the parent; a closing one is discarded with none made for it', async () => {
+    const { sandboxes, root, child, childSandbox } = await rootAndChild({ 'a.txt': 'a\n' });
+    await childSandbox.writeFile('a.txt', 'b\n');
+    const all = async () => {
+      const found = (await childDiff(sandboxes, child))!;
+      return { found, decision: { accepted: allHunkIds(found.review), rejected: [] } };
+    };
+    let { found, decision } = await all();
+    await settleChildDiff(sandboxes, child, found.diff, decision);
+    const fresh = await sandboxes.sandboxFor('child');
+    expect(fresh).not.toBe(childSandbox);
+    expect(childSandbox.isDiscarded).toBe(true);
+    expect((await fresh.readFile('a.txt')).toString()).toBe('b\n');
+    expect(await childDiff(sandboxes, child)).toBeNull();
+
+    await fresh.writeFile('a.txt', 'c\n');
+    ({ found, decision } = await all());
+    const before = sandboxes.session.list().length;
+    await settleChildDiff(sandboxes, child, found.diff, decision, { closing: true });
+    expect(fresh.isDiscarded).toBe(true);
+    expect(sandboxes.session.list()).toHaveLength(before - 1);
+    expect(sandboxes.session.list()).toEqual([root]);
+    expect((await root.readFile('a.txt')).toString()).toBe('c\n');
+  });
+});

@@ -4,7 +4,7 @@ import { allHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } fro
 import type { SessionSandboxes } from './session-sandboxes.js';
 
 /** Where threads' sandboxes are found and a reviewed child starts over. */
-type ThreadSandboxes = Pick<SessionSandboxes, 'sandboxFor' | 'restack'>;
+type ThreadSandboxes = Pick<SessionSandboxes, 'sandboxFor' | 'restack' | 'discard'>;
 
 /**
  * A diff reduced to the accepted hunks, in the shape the sandbox applies: the sandbox cuts the
@@ -45,19 +45,22 @@ export function describeLeftOut(omitted: readonly OmittedFile[]): string {
 /**
  * Carries out a decision on a child's diff: accepted hunks go into the parent's sandbox, and the
  * child continues on a fresh sandbox over the parent's new state (so what was rejected is gone
- * and nothing is offered twice).
+ * and nothing is offered twice). A child that closes with this report (`closing`) gets no fresh
+ * sandbox: its own is discarded at once, which is all a fresh one would have been spared for.
  */
 export async function settleChildDiff(
   sandboxes: ThreadSandboxes,
   child: ThreadRecord,
   diff: SandboxDiff,
   decision: ReviewDecision,
+  { closing = false }: { closing?: boolean } = {},
 ): Promise<ApplyResult> {
   const parentId = child.parentId!;
   const parent = await sandboxes.sandboxFor(parentId);
   const chosen = selectedDiff(diff, decision);
   const result = chosen.isEmpty ? { clean: true, conflicts: [], files: [] } : await parent.apply(chosen);
-  await sandboxes.restack(child.id, parentId);
+  if (closing) await sandboxes.discard(child.id);
+  else await sandboxes.restack(child.id, parentId);
   return result;
 }
 
@@ -81,11 +84,11 @@ export function describeApply(result: ApplyResult, target: string): string {
 
 /** Headless review: no one to ask, so every child's diff is accepted into its parent's sandbox. */
 export function autoAcceptReviewer(sandboxes: ThreadSandboxes): ReportReviewer {
-  return async (child) => {
+  return async (child, _report, { closed }) => {
     const found = await childDiff(sandboxes, child);
     if (!found) return {};
     const decision: ReviewDecision = { accepted: allHunkIds(found.review), rejected: [] };
-    const result = await settleChildDiff(sandboxes, child, found.diff, decision);
+    const result = await settleChildDiff(sandboxes, child, found.diff, decision, { closing: closed });
     const leftOut = describeLeftOut(found.diff.omitted);
     return {
       attachment: found.review,

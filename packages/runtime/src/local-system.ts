@@ -284,7 +284,7 @@ export class LocalSystem {
    * Runs a review, noting that a report to the child's parent is on its way until the report is
    * routed (or the review fails), so the parent can take it together with the others (below).
    */
-  private async tracked(review: ReportReviewer, thread: ThreadRecord, report: string, ctx: { signal: AbortSignal }) {
+  private async tracked(review: ReportReviewer, thread: ThreadRecord, report: string, ctx: Parameters<ReportReviewer>[2]) {
     const parentId = thread.parentId;
     if (parentId === null) return review(thread, report, ctx);
     const children = this.reportsUnderReview.get(parentId) ?? new Set<string>();

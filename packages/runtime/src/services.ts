@@ -7,12 +7,13 @@ import type { ToolRegistry } from './tool-registry.js';
  * Looks at a child's report before its parent gets it: may attach structured data for UIs (the
  * child's diff) and a note the parent's model reads (e.g. the human's verdict on the diff). The
  * child waits while this runs. `signal` aborts when the system closes: a review nobody will
- * finish now should reject, and the report is reviewed again after the next start.
+ * finish now should reject, and the report is reviewed again after the next start. `closed`: the
+ * child closes with this report (its last), so its work area will not be used again.
  */
 export type ReportReviewer = (
   thread: ThreadRecord,
   report: string,
-  ctx: { signal: AbortSignal },
+  ctx: { signal: AbortSignal; closed: boolean },
 ) => Promise<{ attachment?: unknown; note?: string }>;
 
 export interface Limits {

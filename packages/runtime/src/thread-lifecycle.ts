@@ -211,7 +211,7 @@ export async function deliverReport(
   how: { closed: boolean },
 ): Promise<string | undefined> {
   if (child.parentId === null) return undefined;
-  const review = s.reviewReport ? await s.reviewReport(child, report, { signal: s.closing }) : {};
+  const review = s.reviewReport ? await s.reviewReport(child, report, { signal: s.closing, closed: how.closed }) : {};
   const from = child.kind === 'event' ? 'event' : 'child';
   const frame: ReportFrame = { from, closed: how.closed, childThreadId: child.id };
   if (child.spawnCallId !== null) frame.subscriptionId = child.spawnCallId;
