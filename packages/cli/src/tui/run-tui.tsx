@@ -2,6 +2,8 @@ import type { HistoryMessage } from '@infinity-code/runtime';
 import { render } from 'ink';
 import { App } from './app.js';
 import type { TuiController, TuiInfo } from './controller.js';
+import type { Highlighter } from './markdown-lines.js';
+import { MarkdownSettingsProvider } from './markdown.js';
 import { createUiStore } from './store.js';
 
 export interface RunTuiOptions {
@@ -32,7 +34,15 @@ export interface RunTuiOptions {
  */
 export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<void> {
   const store = createUiStore(controller, info);
-  opts.ready?.then(
+  let highlighterSettled!: () => void;
+  const highlighter = new Promise<void>((resolve) => (highlighterSettled = resolve));
+  // A resumed session's transcript is printed once: with its code coloured.
+  opts.ready
+    ?.then(async (ready) => {
+      if (ready.history && ready.history.length > 0) await highlighter;
+      return ready;
+    })
+    .then(
     ({ backend, history, notices, onNotice }) => {
       if (history && history.length > 0) store.dispatch({ type: 'ui:history', messages: history });
       store.dispatch({ type: 'ui:backend', backend });
@@ -47,21 +57,36 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
       }),
   );
   precompileEmojiRegex();
-  const instance = render(<App store={store} controller={controller} animate={opts.animate ?? true} />, {
-    ...(opts.stdin ? { stdin: opts.stdin } : {}),
-    ...(opts.stdout ? { stdout: opts.stdout } : {}),
-    ...(opts.stderr ? { stderr: opts.stderr } : {}),
-    // Ctrl+C stops the agent first; the App quits on the second press.
-    exitOnCtrlC: false,
-    patchConsole: opts.patchConsole ?? true,
-    // Where the terminal supports it, Shift+Enter is told apart from Enter.
-    kittyKeyboard: { mode: 'auto', flags: ['disambiguateEscapeCodes'] },
-  });
+  const instance = render(
+    <MarkdownSettingsProvider color={colorWanted(process.env)} loadHighlighter={loadHighlighter} onHighlighterSettled={highlighterSettled}>
+      <App store={store} controller={controller} animate={opts.animate ?? true} />
+    </MarkdownSettingsProvider>,
+    {
+      ...(opts.stdin ? { stdin: opts.stdin } : {}),
+      ...(opts.stdout ? { stdout: opts.stdout } : {}),
+      ...(opts.stderr ? { stderr: opts.stderr } : {}),
+      // Ctrl+C stops the agent first; the App quits on the second press.
+      exitOnCtrlC: false,
+      patchConsole: opts.patchConsole ?? true,
+      // Where the terminal supports it, Shift+Enter is told apart from Enter.
+      kittyKeyboard: { mode: 'auto', flags: ['disambiguateEscapeCodes'] },
+    },
+  );
   try {
     await instance.waitUntilExit();
   } finally {
     store.disconnect();
   }
+}
+
+/** The markdown renderer's colours follow https://no-color.org: any non-empty NO_COLOR turns them off. */
+function colorWanted(env: NodeJS.ProcessEnv): boolean {
+  return (env.NO_COLOR ?? '') === '';
+}
+
+/** Its grammars are some 400 KB to parse: loaded after the first frame, as its own chunk. */
+async function loadHighlighter(): Promise<Highlighter> {
+  return (await import('./code-highlight.js')).highlightCode;
 }
 
 /**
