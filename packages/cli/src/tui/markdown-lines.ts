@@ -31,11 +31,35 @@ interface Context {
   listDepth: number;
 }
 
-export function markdownLines(text: string, o: MarkdownOptions): Line[] {
+/**
+ * Top-level blocks already laid out, by their source: while a reply streams only its last block
+ * changes, so the others (a long code block's colours above all) are not laid out again. Bound to
+ * one width and one set of settings; markdownLines keeps in it only the blocks of the latest text.
+ */
+export type BlockCache = Map<string, Line[]>;
+
+export function markdownLines(text: string, o: MarkdownOptions, cache?: BlockCache): Line[] {
   const tokens = new Lexer({ gfm: true }).lex(clean(text));
   const ctx: Context = { color: o.color, highlight: o.color ? o.highlight : undefined, listDepth: 0 };
-  const lines = blocks(tokens, Math.max(8, o.width), ctx, false);
-  return o.color ? lines : lines.map((l) => l.map(uncoloured));
+  const width = Math.max(8, o.width);
+  const laidOut = new Map<string, Line[]>();
+  const out: Line[] = [];
+  for (const token of tokens) {
+    let lines = laidOut.get(token.raw) ?? cache?.get(token.raw);
+    if (!lines) {
+      lines = block(token, width, ctx);
+      if (!o.color) lines = lines.map((l) => l.map(uncoloured));
+    }
+    laidOut.set(token.raw, lines);
+    if (lines.length === 0) continue;
+    if (out.length > 0) out.push([]);
+    out.push(...lines);
+  }
+  if (cache) {
+    cache.clear();
+    for (const [raw, lines] of laidOut) cache.set(raw, lines);
+  }
+  return out;
 }
 
 /**

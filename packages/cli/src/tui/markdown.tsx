@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { markdownLines, type Highlighter, type MarkdownSettings } from './markdown-lines.js';
+import { markdownLines, type BlockCache, type Highlighter, type MarkdownSettings } from './markdown-lines.js';
 import type { Line } from './styled-text.js';
 
 /** How agent text is drawn: colours (off under NO_COLOR) and, once loaded, the code highlighter. run-tui.tsx provides it. */
@@ -45,10 +45,14 @@ export function Markdown({ text, width }: { text: string; width: number }) {
   return <StyledLines lines={lines} />;
 }
 
-/** The lines `text` renders to, laid out again only when the text, the width or the settings change. */
+/**
+ * The lines `text` renders to, laid out again only when the text, the width or the settings
+ * change, and then only the blocks that changed (the last, while a reply streams).
+ */
 export function useMarkdownLines(text: string, width: number): Line[] {
   const settings = useContext(MarkdownSettingsContext);
-  return useMemo(() => markdownLines(text, { ...settings, width }), [text, width, settings]);
+  const cache = useMemo((): BlockCache => new Map(), [width, settings]);
+  return useMemo(() => markdownLines(text, { ...settings, width }, cache), [text, width, settings, cache]);
 }
 
 /**
