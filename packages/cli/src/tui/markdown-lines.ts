@@ -1,9 +1,8 @@
 // Markdown to styled terminal lines: the agent's text as the TUI shows it. A pure function of the
 // text, the width and the settings, so a finished item is laid out once and a streaming one
 // again on each change (marked's lexer: an unclosed code fence is a code block to the end).
-import { stripVTControlCharacters } from 'node:util';
 import { Lexer, type Token, type Tokens } from 'marked';
-import { breakLine, expandTabs, lineWidth, pad, prefixLines, wrapSegments, type Line, type Segment, type Style } from './styled-text.js';
+import { breakLine, expandTabs, lineWidth, pad, prefixLines, printable, wrapSegments, type Line, type Segment, type Style } from './styled-text.js';
 
 /** Code's lines, coloured, or undefined for a language it doesn't know. */
 export type Highlighter = (code: string, lang: string) => Line[] | undefined;
@@ -11,7 +10,6 @@ export type Highlighter = (code: string, lang: string) => Line[] | undefined;
 export interface MarkdownSettings {
   /** Colours on; off (NO_COLOR) keeps bold, italics and underlines, and inline code keeps its backticks. */
   color: boolean;
-  /** Loaded after the first frame: until then code blocks are shown uncoloured. */
   highlight?: Highlighter;
 }
 
@@ -39,7 +37,7 @@ interface Context {
 export type BlockCache = Map<string, Line[]>;
 
 export function markdownLines(text: string, o: MarkdownOptions, cache?: BlockCache): Line[] {
-  const tokens = new Lexer({ gfm: true }).lex(clean(text));
+  const tokens = new Lexer({ gfm: true }).lex(printable(text));
   const ctx: Context = { color: o.color, highlight: o.color ? o.highlight : undefined, listDepth: 0 };
   const width = Math.max(8, o.width);
   const laidOut = new Map<string, Line[]>();
@@ -60,15 +58,6 @@ export function markdownLines(text: string, o: MarkdownOptions, cache?: BlockCac
     for (const [raw, lines] of laidOut) cache.set(raw, lines);
   }
   return out;
-}
-
-/**
- * Escape sequences and control characters from the model would move the cursor or recolour the
- * terminal behind Ink's back, and be counted wrong; tabs and line breaks stay.
- */
-function clean(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return stripVTControlCharacters(text).replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000B-\u001F\u007F]/g, '');
 }
 
 /** Block tokens one after another: a blank line between them, none in a tight list's item. */

@@ -4,8 +4,8 @@ import stringWidth from 'string-width';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { highlightCode } from './code-highlight.js';
 import { LiveTurn } from './live-turn.js';
-import { Markdown, MarkdownSettingsContext } from './markdown.js';
-import type { MarkdownSettings } from './markdown-lines.js';
+import { Markdown, MarkdownContext, MarkdownProvider, type MarkdownContextValue } from './markdown.js';
+import { markdownLines } from './markdown-lines.js';
 import { startRig, type Rig } from './testing.js';
 import { Entry } from './transcript.js';
 
@@ -24,11 +24,12 @@ const CYAN = `${ESC}36m`;
 /** Whether any foreground colour is set. */
 const coloured = (raw: string) => raw.split(ESC).some((p) => /^(3[0-7]|9[0-7])m/.test(p));
 
-const COLOURED: MarkdownSettings = { color: true, highlight: highlightCode };
+const RENDERER = { render: markdownLines, highlight: highlightCode };
+const COLOURED: MarkdownContextValue = { color: true, renderer: RENDERER };
 
 /** The raw frame (escape codes kept) and its text. */
-function draw(node: React.ReactElement, settings: MarkdownSettings = COLOURED): { raw: string; text: string } {
-  const ui = render(<MarkdownSettingsContext.Provider value={settings}>{node}</MarkdownSettingsContext.Provider>);
+function draw(node: React.ReactElement, settings: MarkdownContextValue = COLOURED): { raw: string; text: string } {
+  const ui = render(<MarkdownContext.Provider value={settings}>{node}</MarkdownContext.Provider>);
   const raw = ui.lastFrame() ?? '';
   ui.unmount();
   return { raw, text: stripVTControlCharacters(raw) };
@@ -77,7 +78,7 @@ describe('the agent text rendered as markdown', () => {
   });
 
   it('without colours (NO_COLOR) keeps bold and the backticks of inline code, and no colour code at all', () => {
-    const { raw, text } = draw(<Markdown text={'**Done**: ran `npm test`.\n\n```ts\nconst x = 1;\n```'} width={60} />, { color: false, highlight: highlightCode });
+    const { raw, text } = draw(<Markdown text={'**Done**: ran `npm test`.\n\n```ts\nconst x = 1;\n```'} width={60} />, { color: false, renderer: RENDERER });
     expect(text).toContain('Done: ran `npm test`.');
     expect(text).toContain('  const x = 1;');
     expect(raw).toContain(`${BOLD}Done`);
@@ -113,9 +114,9 @@ describe('the agent text rendered as markdown', () => {
   it('while streaming, shows an unclosed code fence as code so far, coloured, and keeps to the last rows', () => {
     const partial = 'Here is the fix:\n\n```js\nfunction add(a, b) {\n  return a + b;\n';
     const live = (text: string, maxLines: number) => (
-      <MarkdownSettingsContext.Provider value={COLOURED}>
+      <MarkdownContext.Provider value={COLOURED}>
         <LiveTurn text={text} busy running={[]} maxLines={maxLines} animate={false} />
-      </MarkdownSettingsContext.Provider>
+      </MarkdownContext.Provider>
     );
     const ui = render(live(partial, 10));
     let text = stripVTControlCharacters(ui.lastFrame() ?? '');
@@ -136,6 +137,22 @@ describe('the agent text rendered as markdown', () => {
   it('shows a child report as markdown under its heading', () => {
     const { text } = draw(<Entry item={{ kind: 'report', id: 1, from: 'thread ab12', text: 'Done:\n\n1. **parser** fixed\n2. tests added' }} />);
     expect(text.split('\n').map((l) => l.trimEnd())).toEqual(['', '↳ Report from thread ab12', '  Done:', '', '  1. parser fixed', '  2. tests added']);
+  });
+
+  it('shows text as it is until the renderer has loaded, then rendered; settled only once it is in use', async () => {
+    let settled!: () => void;
+    const inUse = new Promise<void>((resolve) => (settled = resolve));
+    const ui = render(
+      <MarkdownProvider color load={() => Promise.resolve(RENDERER)} onSettled={settled}>
+        <Markdown text={'Some **bold** words.'} width={40} />
+      </MarkdownProvider>,
+    );
+    expect(stripVTControlCharacters(ui.lastFrame() ?? '')).toBe('Some **bold** words.');
+    await inUse;
+    const raw = ui.lastFrame() ?? '';
+    ui.unmount();
+    expect(stripVTControlCharacters(raw)).toBe('Some bold words.');
+    expect(raw).toContain(`${BOLD}bold`);
   });
 
   it('in the app, a finished reply is printed rendered', async () => {

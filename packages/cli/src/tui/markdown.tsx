@@ -1,42 +1,55 @@
 import { Box, Text } from 'ink';
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { markdownLines, type BlockCache, type Highlighter, type MarkdownSettings } from './markdown-lines.js';
-import type { Line } from './styled-text.js';
+import type { BlockCache, Highlighter, markdownLines } from './markdown-lines.js';
+import { printable, wrapSegments, type Line } from './styled-text.js';
 
-/** How agent text is drawn: colours (off under NO_COLOR) and, once loaded, the code highlighter. run-tui.tsx provides it. */
-export const MarkdownSettingsContext = createContext<MarkdownSettings>({ color: true });
+/** What lays markdown out and colours code: loaded after the first frame (marked's rules alone take ~10 ms to set up). */
+export interface MarkdownRenderer {
+  render: typeof markdownLines;
+  highlight?: Highlighter;
+}
 
-export interface MarkdownSettingsProviderProps {
+export interface MarkdownContextValue {
+  /** Off under NO_COLOR. */
   color: boolean;
-  /** Starts loading the code highlighter: called once mounted, so after the first frame. */
-  loadHighlighter: () => Promise<Highlighter>;
-  /** The highlighter is in use (or failed to load): text printed from now on is coloured. */
-  onHighlighterSettled?: () => void;
+  /** Until it is loaded, text is shown as it is, wrapped. */
+  renderer?: MarkdownRenderer;
+}
+
+/** How agent text is drawn. run-tui.tsx provides it (and the test rig, with the renderer at once). */
+export const MarkdownContext = createContext<MarkdownContextValue>({ color: true });
+
+export interface MarkdownProviderProps {
+  color: boolean;
+  /** Starts loading the renderer: called once mounted, so after the first frame. */
+  load: () => Promise<MarkdownRenderer>;
+  /** The renderer is in use (or failed to load): text printed from now on is rendered. */
+  onSettled?: () => void;
   children: ReactNode;
 }
 
 /**
- * Provides the settings, the highlighter once loaded. Finished items are printed once (<Static>),
- * so whoever adds many at start-up (a resumed session's transcript) waits for onHighlighterSettled.
+ * Provides the settings, and the renderer once loaded. Finished items are printed once
+ * (<Static>), so whoever adds them at start-up (a resumed session's transcript) waits for onSettled.
  */
-export function MarkdownSettingsProvider({ color, loadHighlighter, onHighlighterSettled, children }: MarkdownSettingsProviderProps) {
-  const [highlight, setHighlight] = useState<{ h?: Highlighter; settled: boolean }>({ settled: false });
+export function MarkdownProvider({ color, load, onSettled, children }: MarkdownProviderProps) {
+  const [loaded, setLoaded] = useState<{ renderer?: MarkdownRenderer; settled: boolean }>({ settled: false });
   useEffect(() => {
     let mounted = true;
-    loadHighlighter().then(
-      (h) => mounted && setHighlight({ h, settled: true }),
-      () => mounted && setHighlight({ settled: true }),
+    load().then(
+      (renderer) => mounted && setLoaded({ renderer, settled: true }),
+      () => mounted && setLoaded({ settled: true }),
     );
     return () => {
       mounted = false;
     };
-  }, [loadHighlighter]);
-  // After the commit that put the highlighter in the context.
+  }, [load]);
+  // After the commit that put the renderer in the context.
   useEffect(() => {
-    if (highlight.settled) onHighlighterSettled?.();
-  }, [highlight.settled, onHighlighterSettled]);
-  const settings = useMemo(() => ({ color, ...(highlight.h ? { highlight: highlight.h } : {}) }), [color, highlight.h]);
-  return <MarkdownSettingsContext.Provider value={settings}>{children}</MarkdownSettingsContext.Provider>;
+    if (loaded.settled) onSettled?.();
+  }, [loaded.settled, onSettled]);
+  const value = useMemo(() => ({ color, ...(loaded.renderer ? { renderer: loaded.renderer } : {}) }), [color, loaded.renderer]);
+  return <MarkdownContext.Provider value={value}>{children}</MarkdownContext.Provider>;
 }
 
 /** The agent's text rendered as markdown in `width` columns. */
@@ -50,9 +63,12 @@ export function Markdown({ text, width }: { text: string; width: number }) {
  * change, and then only the blocks that changed (the last, while a reply streams).
  */
 export function useMarkdownLines(text: string, width: number): Line[] {
-  const settings = useContext(MarkdownSettingsContext);
-  const cache = useMemo((): BlockCache => new Map(), [width, settings]);
-  return useMemo(() => markdownLines(text, { ...settings, width }, cache), [text, width, settings, cache]);
+  const { color, renderer } = useContext(MarkdownContext);
+  const cache = useMemo((): BlockCache => new Map(), [width, color, renderer]);
+  return useMemo(() => {
+    if (!renderer) return wrapSegments([{ text: printable(text).replace(/\s+$/, '') }], width);
+    return renderer.render(text, { width, color, ...(renderer.highlight ? { highlight: renderer.highlight } : {}) }, cache);
+  }, [text, width, color, renderer, cache]);
 }
 
 /**

@@ -2,8 +2,7 @@ import type { HistoryMessage } from '@infinity-code/runtime';
 import { render } from 'ink';
 import { App } from './app.js';
 import type { TuiController, TuiInfo } from './controller.js';
-import type { Highlighter } from './markdown-lines.js';
-import { MarkdownSettingsProvider } from './markdown.js';
+import { MarkdownProvider, type MarkdownRenderer } from './markdown.js';
 import { createUiStore } from './store.js';
 
 export interface RunTuiOptions {
@@ -34,12 +33,12 @@ export interface RunTuiOptions {
  */
 export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<void> {
   const store = createUiStore(controller, info);
-  let highlighterSettled!: () => void;
-  const highlighter = new Promise<void>((resolve) => (highlighterSettled = resolve));
-  // A resumed session's transcript is printed once: with its code coloured.
+  let markdownSettled!: () => void;
+  const markdown = new Promise<void>((resolve) => (markdownSettled = resolve));
+  // A resumed session's transcript is printed once: rendered.
   opts.ready
     ?.then(async (ready) => {
-      if (ready.history && ready.history.length > 0) await highlighter;
+      if (ready.history && ready.history.length > 0) await markdown;
       return ready;
     })
     .then(
@@ -58,9 +57,9 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
   );
   precompileEmojiRegex();
   const instance = render(
-    <MarkdownSettingsProvider color={colorWanted(process.env)} loadHighlighter={loadHighlighter} onHighlighterSettled={highlighterSettled}>
+    <MarkdownProvider color={colorWanted(process.env)} load={loadMarkdown} onSettled={markdownSettled}>
       <App store={store} controller={controller} animate={opts.animate ?? true} />
-    </MarkdownSettingsProvider>,
+    </MarkdownProvider>,
     {
       ...(opts.stdin ? { stdin: opts.stdin } : {}),
       ...(opts.stdout ? { stdout: opts.stdout } : {}),
@@ -84,9 +83,13 @@ function colorWanted(env: NodeJS.ProcessEnv): boolean {
   return (env.NO_COLOR ?? '') === '';
 }
 
-/** Its grammars are some 400 KB to parse: loaded after the first frame, as its own chunk. */
-async function loadHighlighter(): Promise<Highlighter> {
-  return (await import('./code-highlight.js')).highlightCode;
+/**
+ * Not needed for the first frame, and costly before it: marked sets up its rules (~10 ms) and the
+ * highlighter parses its grammars (some 350 KB). Both are chunks of their own in the bundle.
+ */
+async function loadMarkdown(): Promise<MarkdownRenderer> {
+  const [{ markdownLines }, { highlightCode }] = await Promise.all([import('./markdown-lines.js'), import('./code-highlight.js')]);
+  return { render: markdownLines, highlight: highlightCode };
 }
 
 /**

@@ -1,6 +1,7 @@
 // Styled text laid out in terminal columns: what the markdown renderer produces and the
 // components print line by line. Widths count terminal cells (string-width: wide CJK characters
 // and emoji take two), so a line never spills over and a live region's height is known exactly.
+import { stripVTControlCharacters } from 'node:util';
 import stringWidth from 'string-width';
 
 /** Ink's <Text> style props a segment may carry. */
@@ -22,6 +23,15 @@ export interface Segment {
 export type Line = Segment[];
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * Escape sequences and control characters from the model would move the cursor or recolour the
+ * terminal behind Ink's back, and be counted wrong; tabs and line breaks stay.
+ */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return stripVTControlCharacters(text).replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000B-\u001F\u007F]/g, '');
+}
 
 export function textWidth(text: string): number {
   return stringWidth(text);
@@ -157,7 +167,7 @@ export function prefixLines(lines: readonly Line[], first: Segment[], rest: Segm
   return lines.map((l, i) => [...(i === 0 ? first : rest), ...l]);
 }
 
-/** `text` in `width` columns: left, right or centred. */
+/** `line` padded to `width` columns: left, right or centred. */
 export function pad(line: Line, width: number, align: 'left' | 'right' | 'center' | null = 'left'): Line {
   const room = Math.max(0, width - lineWidth(line));
   if (room === 0) return line;
