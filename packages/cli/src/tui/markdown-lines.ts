@@ -1,6 +1,7 @@
 // Markdown to styled terminal lines: the agent's text as the TUI shows it. A pure function of the
-// text, the width and the settings, so a finished item is laid out once and a streaming one
-// again on each change (marked's lexer: an unclosed code fence is a code block to the end).
+// text, the width and the settings: a finished item is laid out once, a streaming one on each
+// change, its unchanged blocks from a cache (marked's lexer reads an unclosed code fence as a
+// code block to the end, so a partial reply shows its code so far as code).
 import { Lexer, type Token, type Tokens } from 'marked';
 import { breakLine, expandTabs, lineWidth, pad, prefixLines, printable, wrapSegments, type Line, type Segment, type Style } from './styled-text.js';
 
