@@ -10,8 +10,8 @@ import { BIN, cleanupTemps, gitRepo, runCli, tempDir } from './support/cli.js';
 
 const RECORDER = new URL('./support/module-log.mjs', import.meta.url).href;
 const DIST = dirname(BIN);
-/** Modules of the terminal UI: Ink, React (and its reconciler and scheduler), yoga, our tui/. */
-const UI = /[\\/]node_modules[\\/](ink|react|react-reconciler|scheduler|yoga-layout)[\\/]|[\\/]cli[\\/](src|dist)[\\/]tui[\\/]/;
+/** Modules of the terminal UI: Ink, React (and its reconciler and scheduler), yoga, the markdown renderer and highlighter, our tui/. */
+const UI = /[\\/]node_modules[\\/](ink|react|react-reconciler|scheduler|yoga-layout|marked|lowlight|highlight\.js)[\\/]|[\\/]cli[\\/](src|dist)[\\/]tui[\\/]/;
 
 /** What a loaded file is made of: a bundle's sources (from its source map), or the file itself. */
 function sourcesOf(url: string): string[] {
@@ -50,13 +50,13 @@ describe('the module graph of a headless run', () => {
     expect(modules.filter((m) => UI.test(m))).toEqual([]);
   });
 
-  it('would be seen if loaded: the TUI chunk of the build maps back to Ink, React and yoga', () => {
+  it('would be seen if loaded: the TUI chunks of the build map back to Ink, React, yoga and the markdown renderer', () => {
     // Guards the check above: a bundle hides its modules, and this reads them back.
     const bundled = existsSync(join(DIST, 'bundle'))
       ? readdirSync(join(DIST, 'bundle')).filter((f) => f.endsWith('.js')).map((f) => join(DIST, 'bundle', f))
       : [];
     const seen = bundled.flatMap((f) => sourcesOf(pathToFileURL(f).href)).filter((m) => UI.test(m));
-    for (const name of ['ink', 'react', 'yoga-layout']) {
+    for (const name of ['ink', 'react', 'yoga-layout', 'marked', 'lowlight', 'highlight.js']) {
       expect(seen.some((m) => m.includes(`node_modules/${name}/`)), name).toBe(true);
     }
   });

@@ -1,23 +1,27 @@
 import { Box, Text } from 'ink';
+import { StyledLines, useMarkdownLines } from './markdown.js';
 import { Spinner } from './spinner.js';
 import { ToolRow } from './tool-row.js';
 import type { RunningTool } from './ui-state.js';
+import { useColumns } from './use-columns.js';
 
 export interface LiveTurnProps {
   text: string;
   busy: boolean;
   /** The root's calls awaiting their results. */
   running: RunningTool[];
-  /** Lines of streaming text to show: the live region must stay shorter than the terminal. */
+  /** Rows of streaming text to show: the live region must stay shorter than the terminal. */
   maxLines: number;
   animate: boolean;
 }
 
-/** What the root is doing now: running calls, the text streaming in, a spinner. */
+/**
+ * What the root is doing now: running calls, the text streaming in (as markdown so far: an
+ * unclosed code fence is code up to here), a spinner.
+ */
 export function LiveTurn({ text, busy, running, maxLines, animate }: LiveTurnProps) {
-  const lines = text.trimEnd().split('\n');
+  const lines = useMarkdownLines(text, useColumns() - 2);
   const hidden = Math.max(0, lines.length - maxLines);
-  const shown = lines.slice(hidden).join('\n');
   return (
     <Box flexDirection="column">
       {running.map((r) => (
@@ -28,7 +32,7 @@ export function LiveTurn({ text, busy, running, maxLines, animate }: LiveTurnPro
           {hidden > 0 ? <Text dimColor>… {hidden} more lines above (shown in full when done)</Text> : null}
           <Box>
             <Text>{'● '}</Text>
-            <Text>{shown}</Text>
+            <StyledLines lines={hidden > 0 ? lines.slice(hidden) : lines} />
           </Box>
         </Box>
       ) : null}

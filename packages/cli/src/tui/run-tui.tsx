@@ -3,6 +3,7 @@ import { render } from 'ink';
 import type { PromptWorkspace } from '../prompt-workspace.js';
 import { App } from './app.js';
 import type { TuiController, TuiInfo } from './controller.js';
+import { MarkdownProvider, type MarkdownRenderer } from './markdown.js';
 import { createUiStore } from './store.js';
 
 export interface RunTuiOptions {
@@ -35,7 +36,15 @@ export interface RunTuiOptions {
  */
 export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<void> {
   const store = createUiStore(controller, info);
-  opts.ready?.then(
+  let markdownSettled!: () => void;
+  const markdown = new Promise<void>((resolve) => (markdownSettled = resolve));
+  // A resumed session's transcript is printed once: rendered.
+  opts.ready
+    ?.then(async (ready) => {
+      if (ready.history && ready.history.length > 0) await markdown;
+      return ready;
+    })
+    .then(
     ({ backend, history, notices, onNotice }) => {
       if (history && history.length > 0) store.dispatch({ type: 'ui:history', messages: history });
       store.dispatch({ type: 'ui:backend', backend });
@@ -50,16 +59,21 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
       }),
   );
   precompileEmojiRegex();
-  const instance = render(<App store={store} controller={controller} animate={opts.animate ?? true} {...(opts.workspace ? { workspace: opts.workspace } : {})} />, {
-    ...(opts.stdin ? { stdin: opts.stdin } : {}),
-    ...(opts.stdout ? { stdout: opts.stdout } : {}),
-    ...(opts.stderr ? { stderr: opts.stderr } : {}),
-    // Ctrl+C stops the agent first; the App quits on the second press.
-    exitOnCtrlC: false,
-    patchConsole: opts.patchConsole ?? true,
-    // Where the terminal supports it, Shift+Enter is told apart from Enter.
-    kittyKeyboard: { mode: 'auto', flags: ['disambiguateEscapeCodes'] },
-  });
+  const instance = render(
+    <MarkdownProvider color={colorWanted(process.env)} load={loadMarkdown} onSettled={markdownSettled}>
+      <App store={store} controller={controller} animate={opts.animate ?? true} {...(opts.workspace ? { workspace: opts.workspace } : {})} />
+    </MarkdownProvider>,
+    {
+      ...(opts.stdin ? { stdin: opts.stdin } : {}),
+      ...(opts.stdout ? { stdout: opts.stdout } : {}),
+      ...(opts.stderr ? { stderr: opts.stderr } : {}),
+      // Ctrl+C stops the agent first; the App quits on the second press.
+      exitOnCtrlC: false,
+      patchConsole: opts.patchConsole ?? true,
+      // Where the terminal supports it, Shift+Enter is told apart from Enter.
+      kittyKeyboard: { mode: 'auto', flags: ['disambiguateEscapeCodes'] },
+    },
+  );
   // Command files that define nothing are said once the first frame is out (and again in /help).
   for (const p of opts.workspace?.commands().problems ?? []) store.dispatch({ type: 'ui:notice', level: 'error', text: p.message });
   try {
@@ -67,6 +81,20 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
   } finally {
     store.disconnect();
   }
+}
+
+/** The markdown renderer's colours follow https://no-color.org: any non-empty NO_COLOR turns them off. */
+function colorWanted(env: NodeJS.ProcessEnv): boolean {
+  return (env.NO_COLOR ?? '') === '';
+}
+
+/**
+ * Not needed for the first frame, and costly before it: marked sets up its rules (~10 ms) and the
+ * highlighter parses its grammars (some 350 KB). Both are chunks of their own in the bundle.
+ */
+async function loadMarkdown(): Promise<MarkdownRenderer> {
+  const [{ markdownLines }, { highlightCode }] = await Promise.all([import('./markdown-lines.js'), import('./code-highlight.js')]);
+  return { render: markdownLines, highlight: highlightCode };
 }
 
 /**

@@ -22,11 +22,15 @@ import { App } from './app.js';
 import type { CommandApprovals } from './command-approvals.js';
 import type { TuiController } from './controller.js';
 import { localController, type SessionHooks } from './local-controller.js';
+import { MarkdownContext, type MarkdownContextValue } from './markdown.js';
+import { markdownLines } from './markdown-lines.js';
 import { createReviewBroker, type ReviewBrokerOptions } from './review-broker.js';
 import { createUiStore, type UiStore } from './store.js';
 import type { UiState } from './ui-state.js';
 
 export const ROOT = 'root';
+/** The renderer at once (the CLI loads it after the first frame); code uncoloured, sparing each test the grammars. */
+const MARKDOWN: MarkdownContextValue = { color: true, renderer: { render: markdownLines } };
 const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5, initTimeoutMs: 5_000, stallTimeoutMs: 5_000 };
 
 export interface RigOptions {
@@ -111,7 +115,11 @@ export async function startRig(o: RigOptions): Promise<Rig> {
   await system.start();
   let ui!: ReturnType<typeof render>;
   await act(async () => {
-    ui = render(<App store={store} controller={controller} animate={false} {...(o.workspace ? { workspace: o.workspace } : {})} />);
+    ui = render(
+      <MarkdownContext.Provider value={MARKDOWN}>
+        <App store={store} controller={controller} animate={false} {...(o.workspace ? { workspace: o.workspace } : {})} />
+      </MarkdownContext.Provider>,
+    );
   });
   let closed = false;
   const run = async <T,>(f: () => Promise<T>): Promise<T> => {

@@ -1,6 +1,8 @@
 import { Box, Static, Text } from 'ink';
+import { Markdown } from './markdown.js';
 import type { TranscriptItem } from './ui-state.js';
 import { ToolRow } from './tool-row.js';
+import { useColumns } from './use-columns.js';
 
 const NOTICE: Record<string, { mark: string; color: string }> = {
   info: { mark: 'ℹ', color: 'gray' },
@@ -22,6 +24,7 @@ export function Transcript({ items, epoch }: { items: TranscriptItem[]; epoch: n
 }
 
 export function Entry({ item }: { item: TranscriptItem }) {
+  const columns = useColumns();
   switch (item.kind) {
     case 'user':
       return (
@@ -36,7 +39,7 @@ export function Entry({ item }: { item: TranscriptItem }) {
       return (
         <Box marginTop={1}>
           <Text>{'● '}</Text>
-          <Text>{item.text}</Text>
+          <Markdown text={item.text} width={columns - 2} />
         </Box>
       );
     case 'tool':
@@ -49,7 +52,7 @@ export function Entry({ item }: { item: TranscriptItem }) {
             {item.diffStat ? <Text color="gray"> (changes: {item.diffStat})</Text> : null}
           </Text>
           <Box paddingLeft={2}>
-            {item.text === '' && item.closed ? <Text dimColor>(it closed without a report)</Text> : <Text>{item.text}</Text>}
+            {item.text === '' && item.closed ? <Text dimColor>(it closed without a report)</Text> : <Markdown text={item.text} width={columns - 2} />}
           </Box>
         </Box>
       );
