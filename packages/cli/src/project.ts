@@ -1,8 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 // The light subpath: this runs before the TUI's first frame, the sandbox package loads later.
-import { explainRepoProblem, plainRepo, type GitFailure, type RepoProblemCode } from '@infinity-code/sandbox/repo-problems';
+import { explainRepoProblem, onPath, plainRepo, type GitFailure, type RepoProblemCode } from '@infinity-code/sandbox/repo-problems';
 import { EXIT, UserError, type ExitCode } from './exit-codes.js';
 
 /**
@@ -23,7 +21,7 @@ export function requireGitRoot(cwd: string): string {
   // The common case without a git process (a spawn of this process costs tens of milliseconds
   // before the first model request); git is still required to be there, as it will be used.
   const plain = plainRepo(cwd);
-  if (plain && gitOnPath(process.env.PATH)) return plain.root;
+  if (plain && onPath('git')) return plain.root;
   let failure: GitFailure;
   try {
     return execFileSync('git', ['rev-parse', '--show-toplevel'], {
@@ -38,18 +36,6 @@ export function requireGitRoot(cwd: string): string {
   }
   const problem = explainRepoProblem(cwd, failure);
   throw new UserError(problem.message, EXIT_OF[problem.code]);
-}
-
-function gitOnPath(pathVar: string | undefined): boolean {
-  return (pathVar ?? '').split(delimiter).some((dir) => {
-    if (dir === '') return false;
-    try {
-      accessSync(join(dir, 'git'), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
 }
 
 /** How a git child process failed, for explainRepoProblem; any other failure is a UserError too. */

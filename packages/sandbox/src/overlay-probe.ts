@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { ProbeOutcome } from './backend.js';
 import { bwrapUnavailable } from './bwrap-probe.js';
 import type { OverlayMode } from './overlay-mounts.js';
+import { onPath } from './path-lookup.js';
 import { runProcess } from './run-process.js';
 import { inheritedEnv } from './secret-env.js';
 
@@ -30,8 +31,7 @@ export async function probeOverlay(mode: OverlayMode, scratch: string): Promise<
   if (process.platform !== 'linux') return { ok: false, detail: 'overlayfs needs Linux' };
   if (mode === 'root' && process.getuid?.() !== 0) return { ok: false, detail: 'needs root (uid 0)' };
   for (const tool of ['unshare', 'nsenter', 'setpriv', 'mount', 'prlimit']) {
-    const found = await runProcess('sh', ['-c', `command -v ${tool}`], { env: inheritedEnv() });
-    if (found.exitCode !== 0) return { ok: false, detail: `${tool} (util-linux) is not installed` };
+    if (!onPath(tool)) return { ok: false, detail: `${tool} (util-linux) is not installed` };
   }
   // Commands are confined by bubblewrap around the overlay view; without it there is no overlay backend.
   const noBwrap = await bwrapUnavailable();

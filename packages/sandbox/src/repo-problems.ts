@@ -9,6 +9,8 @@
 import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 
+export { onPath } from './path-lookup.js';
+
 /** A repository found by plainRepo: a `.git` directory at `root` (what RepoInfo says of it). */
 export interface PlainRepo {
   root: string;
