@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, lstat, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionContext } from './backend.js';
-import { nulFields, text, type GitRunner } from './git.js';
+import { GitError } from './errors.js';
+import { nulFields, text, type GitRunner, type GitStep } from './git.js';
 import { addPaths, dropPaths } from './stage-paths.js';
 import { sealedGit } from './trusted-git.js';
 
@@ -79,11 +80,12 @@ async function fewAndSmall(paths: readonly string[], mergedHost: string): Promis
 }
 
 /**
- * buildTrees for a few small changes: each tree is made by one run of git steps (one entry into
- * the namespace instead of three round trips: the ignore check, the index prune, then staging and
- * writing). The ignore check cannot come first there, so every path is staged and the ignored ones
- * are removed again before the tree is written: the same tree, at the cost of hashing ignored
- * files too, which the size limit keeps small.
+ * buildTrees for a few small changes: both trees are made by one run of git steps (one entry into
+ * the namespace instead of a round trip per step and per tree: the ignore check, the index
+ * prunes, the staging and the writing). The ignore check is made once, against the snapshot's
+ * index (a path it tracks is never ignored, as in `git add -A`), and every path is staged before
+ * the ignored ones are removed again: the same trees, at the cost of hashing ignored files too,
+ * which the size limit keeps small.
  */
 async function buildTreesInOneStep(
   ctx: SessionContext,
@@ -94,18 +96,31 @@ async function buildTreesInOneStep(
 ): Promise<{ from: string; to: string }> {
   const id = randomUUID();
   const list = path.join(ctx.tmpDir, `paths-${id}`);
-  const scratch = [list];
-  const tree = async (name: string, workTree: string): Promise<string> => {
+  const ignored = path.join(ctx.tmpDir, `ignored-${id}`);
+  const scratch = [list, ignored];
+  const treeSteps = (name: string, workTree: string): GitStep[] => {
     const index = path.join(ctx.tmpDir, `${name}-${id}.index`);
-    const ignored = path.join(ctx.tmpDir, `${name}-${id}.ignored`);
-    scratch.push(index, `${index}.lock`, ignored);
-    await copyFile(ctx.baseIndex, index);
+    scratch.push(index, `${index}.lock`);
     const own = { GIT_INDEX_FILE: index };
+    return [
+      // Dropped first (see dropPaths), so every path is hashed afresh.
+      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: list },
+      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'], env: own, stdin: list },
+      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: ignored },
+      { args: ['write-tree'], env: own },
+    ];
+  };
+  try {
+    const from = treeSteps('from', lowerWorkTree);
+    const to = treeSteps('to', mergedWorkTree);
+    await Promise.all([
+      writeFile(list, paths.map((p) => `${p}\0`).join('')),
+      ...[from, to].map((steps) => copyFile(ctx.baseIndex, steps[0].env!.GIT_INDEX_FILE)),
+    ]);
     const out = await git([], {
       cwd: ctx.tmpDir,
       env: { ...ctx.objectEnv },
       steps: [
-        // Against the snapshot's index: a path it tracks is never ignored, as in `git add -A`.
         {
           args: [`--work-tree=${mergedWorkTree}`, 'check-ignore', '-z', '--stdin'],
           env: { GIT_INDEX_FILE: ctx.baseIndex },
@@ -113,19 +128,14 @@ async function buildTreesInOneStep(
           stdout: ignored,
           okExitCodes: [1],
         },
-        // Dropped first (see dropPaths), so every path is hashed afresh.
-        { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: list },
-        { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'], env: own, stdin: list },
-        { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: ignored },
-        { args: ['write-tree'], env: own },
+        ...from,
+        ...to,
       ],
     });
-    return text(out);
-  };
-  try {
-    await writeFile(list, paths.map((p) => `${p}\0`).join(''));
-    const [from, to] = await Promise.all([tree('from', lowerWorkTree), tree('to', mergedWorkTree)]);
-    return { from, to };
+    // The two write-tree steps print the two trees, in order.
+    const [fromTree, toTree] = text(out).split('\n');
+    if (!fromTree || !toTree) throw new GitError(['write-tree'], `expected two trees, got: ${text(out)}`, out.exitCode);
+    return { from: fromTree, to: toTree };
   } finally {
     await Promise.all(scratch.map((f) => rm(f, { force: true })));
   }
