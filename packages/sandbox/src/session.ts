@@ -4,6 +4,7 @@ import { DEFAULT_APPLY_POLICY, type ApplyPolicyOptions } from './apply-policy.js
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SessionContext } from './backend.js';
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
 import { resolveContainment, withNetworkProxy, type SessionContainment } from './containment.js';
+import { isDelivered } from './delivered.js';
 import { dropUnusedDeltas } from './delta-layer.js';
 import type { NetworkProxy } from './network-proxy.js';
 import { SandboxError } from './errors.js';
@@ -62,7 +63,13 @@ export class SandboxSession {
     private record: SessionRecord,
     policy: ApplyPolicyOptions,
   ) {
-    this.owner = { ctx, policy, unregister: (sb) => this.unregister(sb), collectGarbage: () => this.collectGarbage() };
+    this.owner = {
+      ctx,
+      policy,
+      unregister: (sb) => this.unregister(sb),
+      collectGarbage: () => this.collectGarbage(),
+      save: () => this.persist(),
+    };
     this.heartbeat = setInterval(() => void touchRecord(ctx.sessionDir), HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -158,7 +165,8 @@ export class SandboxSession {
         ? (byName.get(e.parent.name) ?? Sandbox.placeholder(e.parent.id, e.parent.name, undefined, this.owner))
         : undefined;
       const handle = e.discarded ? undefined : handles.get(e.name);
-      const sb = handle ? new Sandbox(e.id, e.name, parent, handle, this.owner) : Sandbox.placeholder(e.id, e.name, parent, this.owner);
+      const delivered = isDelivered(e.delivered) ? e.delivered : undefined;
+      const sb = handle ? new Sandbox(e.id, e.name, parent, handle, this.owner, delivered) : Sandbox.placeholder(e.id, e.name, parent, this.owner);
       byName.set(e.name, sb);
       if (handle) this.sandboxes.set(e.id, sb);
     }
@@ -396,7 +404,7 @@ export class SandboxSession {
       entries.push(
         sb.isDiscarded
           ? { id: sb.id, name: sb.key, parent, discarded: true }
-          : { id: sb.id, name: sb.key, parent, state: sb.handle.saveState() },
+          : { id: sb.id, name: sb.key, parent, state: sb.handle.saveState(), ...(sb.delivered ? { delivered: sb.delivered } : {}) },
       );
     };
     for (const sb of this.sandboxes.values()) add(sb);
