@@ -1,5 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { ModelProvider, Quiescence, RuntimeEvent } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
@@ -12,6 +10,7 @@ import { buildResult, type Outcome } from './result.js';
 import { mcpProgressLine } from './mcp-setup.js';
 import { autoAcceptReviewer } from './review.js';
 import type { NetworkSetting } from './sandbox-config.js';
+import { savePatch } from './saved-patch.js';
 import { setUpSession } from './session-setup.js';
 import { StreamJsonWriter, type ChangesInfo } from './stream-json.js';
 
@@ -180,11 +179,7 @@ async function finish(
     outcome.conflicts = applied.conflicts;
     return outcome;
   }
-  const dir = join(root, '.infinity', 'patches');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${agent.rootId}.patch`);
-  writeFileSync(file, diff.patchBytes);
-  outcome.patchFile = relative(o.cwd, file) || file;
+  outcome.patchFile = savePatch(root, agent.rootId, diff.patchBytes, o.cwd);
   return outcome;
 }
 

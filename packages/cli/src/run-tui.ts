@@ -2,6 +2,7 @@ import type { McpServerStatus } from '@infinity-code/mcp';
 import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
 import { pricingOf } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
+import { changesWaitLine, discardedMessage, keptMessage, type QuitChoice } from './pending-changes.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { setUpSession, type SessionSetup } from './session-setup.js';
 import type { TuiController } from './tui/index.js';
@@ -53,7 +54,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
 
   const { runTui, deferredController } = await importUi();
   let start!: () => void;
-  const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup, o.env, o.throwaway === true));
+  const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup, o.env, o.cwd, o.throwaway === true));
   const info = {
     model: setup.model,
     contextWindow: setup.config.contextWindow,
@@ -62,12 +63,21 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
     pricing: pricingOf(setup.config),
   };
   const done = runTui(deferredController(opening.then((s) => s.controller)), info, {
-    ready: opening.then((s) => ({ backend: s.backend, history: s.history, notices: s.notices, onNotice: s.onNotice })),
+    ready: opening.then((s) => ({
+      backend: s.backend,
+      history: s.history,
+      callDisplay: s.callDisplay,
+      startInfo: s.startInfo,
+      notices: s.notices,
+      onNotice: s.onNotice,
+    })),
   });
   // Open the session only once the first frame is out.
   setImmediate(start);
   if (o.firstMessage) void opening.then((s) => s.controller.send(o.firstMessage!));
-  await done;
+  // What became of the session's changes, said below the TUI's last frame.
+  const farewell = await done;
+  if (farewell) process.stdout.write(`${farewell}\n`);
   return EXIT.ok;
 }
 
@@ -100,21 +110,25 @@ async function importUi(): Promise<typeof import('./tui/index.js')> {
 async function openController(
   setup: SessionSetup,
   env: NodeJS.ProcessEnv,
+  cwd: string,
   throwaway: boolean,
 ): Promise<{
   controller: TuiController;
   backend: string;
   history: readonly HistoryMessage[];
+  callDisplay: (call: { name: string; input: Record<string, unknown> }) => string | undefined;
+  startInfo: string[];
   notices: string[];
   onNotice: (notify: (text: string, level: 'info' | 'error') => void) => () => void;
 }> {
-  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }, mcpSetup] = await Promise.all([
+  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }, mcpSetup, { savePatch }] = await Promise.all([
     import('./agent-session.js'),
     import('./review.js'),
     import('./tui/index.js'),
     import('./user-edits-feed.js'),
     import('./refresh-message.js'),
     import('./mcp-setup.js'),
+    import('./saved-patch.js'),
   ]);
   let broker!: ReturnType<typeof tui.createReviewBroker>;
   // Where the sandbox can't confine commands, the user answers for each (unless --unsandboxed);
@@ -188,15 +202,50 @@ async function openController(
         return { message: describeRefresh(refreshed) };
       },
       mcpStatus: () => Promise.resolve(agent.mcp?.status() ?? []),
-      // Kept: `infinity-code -c` continues with the same sandboxes (the demo's go with its repository).
-      async quit() {
+      async pendingChanges() {
+        // The demo's changes go with its repository: nothing to ask about.
+        if (throwaway) return null;
+        const diff = await agent.rootDiff();
+        return diff.isEmpty ? null : { files: diff.files.map((f) => f.path) };
+      },
+      async quit(changes) {
         await edits.close();
-        await agent.close({ keep: !throwaway });
+        // The demo's sandboxes go with its repository.
+        if (throwaway) {
+          await agent.close({ keep: false });
+          return {};
+        }
+        const message = await settleOnQuit(changes).catch((err: unknown) => {
+          const what = changes === 'apply' ? 'apply' : changes === 'keep' ? 'save a patch of' : 'discard';
+          // Whatever went wrong, the changes stay where -c finds them.
+          changes = 'keep';
+          return `Could not ${what} the session's changes: ${err instanceof Error ? err.message : String(err)} They are kept: run infinity-code -c, then /diff.`;
+        });
+        // Kept (or nothing left to keep): `infinity-code -c` continues with the same sandboxes.
+        await agent.close({ keep: changes !== 'discard' });
+        return message ? { message } : {};
       },
     },
   });
-  // A continued session shows its earlier transcript.
+  /** Carries out the user's choice for the changes the working tree lacks; what to tell them after. */
+  async function settleOnQuit(changes: QuitChoice): Promise<string | undefined> {
+    const diff = await agent.rootDiff();
+    if (diff.isEmpty) return undefined;
+    const files = diff.files.map((f) => f.path);
+    if (changes === 'discard') return discardedMessage(files);
+    if (changes === 'keep') return keptMessage(files, savePatch(setup.root, agent.rootId, diff.patchBytes, cwd));
+    const result = await agent.applyToWorkingTree(diff);
+    const leftOut = review.describeLeftOut(diff.omitted);
+    const conflicts = result.conflicts.length > 0 ? ` Resolve the conflict markers in: ${result.conflicts.join(', ')}.` : '';
+    return `${review.describeApply(result, 'the working tree')}${conflicts}${leftOut ? ` ${leftOut}` : ''}`;
+  }
+  // A continued session shows its earlier transcript, and says when its changes still wait.
   const history = await agent.history();
+  const startInfo: string[] = [];
+  if (history.length > 0) {
+    const waiting = await agent.rootDiff().catch(() => undefined);
+    if (waiting && !waiting.isEmpty) startInfo.push(changesWaitLine(waiting.files.map((f) => f.path)));
+  }
   // The status line says so when commands can't be confined: each one then asks first.
   const backend = (await agent.commandsContained()) ? agent.backend : `${agent.backend} (commands unconfined)`;
   // MCP servers say in the transcript when they are ready or fail; /mcp has the details.
@@ -215,5 +264,6 @@ async function openController(
     for (const s of agent.mcp?.status() ?? []) tell(s);
     return agent.mcp?.onChange(tell) ?? (() => undefined);
   };
-  return { controller, backend, history, notices: mcpNotices, onNotice };
+  const callDisplay = (call: { name: string; input: Record<string, unknown> }) => agent.system.callDisplay(call);
+  return { controller, backend, history, callDisplay, startInfo, notices: mcpNotices, onNotice };
 }

@@ -11,6 +11,7 @@ import type { PendingReview } from './ui-state.js';
 export interface CommandContext {
   controller: TuiController;
   store: UiStore;
+  /** Leave (asking first what becomes of changes the working tree lacks; see quit-flow.ts). */
   quit(): void;
 }
 
@@ -44,7 +45,8 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
       case 'quit':
         return ctx.quit();
       case 'stop':
-        return say(ctx, controller.stop() ? 'Stopped.' : 'Nothing is running.');
+        if (!stopRun(ctx)) say(ctx, 'Nothing is running.');
+        return;
       case 'compact':
         // The runtime's compaction events put the notices in the transcript.
         return await controller.compact();
@@ -90,7 +92,12 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
         const diff = await controller.showDiff();
         if (!diff || diff.files.length === 0) {
           const leftOut = (diff?.leftOut ?? []).map((l) => `  ${l.path} — left out: ${l.reason}`);
-          return say(ctx, leftOut.length === 0 ? 'No changes to review yet.' : `Nothing to apply. The agent's other changes are left out:\n${leftOut.join('\n')}`);
+          return say(
+            ctx,
+            leftOut.length === 0
+              ? 'Nothing to apply: your working tree has every change of this session.'
+              : `Nothing to apply. The agent's other changes are left out:\n${leftOut.join('\n')}`,
+          );
         }
         const review: PendingReview = { id: `diff:${randomUUID()}`, kind: 'working-tree', diff, title: 'Session changes → working tree' };
         return store.dispatch({ type: 'ui:review-open', review });
@@ -99,6 +106,19 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
   } catch (err) {
     say(ctx, `/${cmd.name} failed: ${errorText(err)}`, 'error');
   }
+}
+
+/** Stops what runs (Esc, /stop, Ctrl+C) and says so in the transcript; false when nothing ran. */
+export function stopRun(ctx: CommandContext): boolean {
+  const stopped = ctx.controller.stop();
+  if (stopped) say(ctx, 'Stopped. Send a message to go on.');
+  return stopped;
+}
+
+/** Esc on a review of the session's changes: it closes, nothing is applied, `/diff` brings it back. */
+export function dismissReview(ctx: CommandContext, review: PendingReview): void {
+  ctx.store.dispatch({ type: 'ui:review-closed', id: review.id });
+  say(ctx, 'Review closed: nothing was applied. The changes wait for /diff.');
 }
 
 /** The user answered a command approval: it leaves the screen, and the command runs or is declined. */

@@ -23,12 +23,26 @@ export function ThreadRows({ threads, animate, maxRows = 8 }: { threads: ChildTh
       <Text dimColor>Threads ({live.length})</Text>
       {shown.map((t) => (
         <Box key={t.id} paddingLeft={2 * t.depth - 1}>
-          {t.working ? <Spinner animate={animate} /> : <Text color="gray">◇</Text>}
-          <Text> {t.label}</Text>
-          <Text color={t.outcome === 'failed' ? 'red' : 'gray'}> · {activity(t)}</Text>
+          <ThreadMark thread={t} animate={animate} />
+          {/* One line each, cut at the terminal's edge; the label gives way first. */}
+          <Box flexShrink={4}>
+            <Text wrap="truncate-end"> {t.label}</Text>
+          </Box>
+          <Box flexShrink={1}>
+            <Text wrap="truncate-end" color={t.outcome === 'failed' ? 'red' : 'gray'}>
+              {' '}
+              · {activity(t)}
+            </Text>
+          </Box>
         </Box>
       ))}
       {live.length > shown.length ? <Text dimColor>  … and {live.length - shown.length} more</Text> : null}
     </Box>
   );
+}
+
+/** A spinner while it works; still while it only waits for the user (a spinner there would redraw for nothing). */
+function ThreadMark({ thread, animate }: { thread: ChildThread; animate: boolean }) {
+  if (thread.awaitingUser) return <Text color="yellow">◆</Text>;
+  return thread.working ? <Spinner animate={animate} /> : <Text color="gray">◇</Text>;
 }
