@@ -67,6 +67,9 @@ describe('sessions in the TUI', () => {
       await screen.waitFor(/accepted 0 hunks, rejected 1\./);
       screen.type('/quit');
       screen.press('Enter');
+      // beta.txt is not in the working tree: kept for -c.
+      await screen.waitFor(/Before you go: 1 file changed in this session is not in your working tree\.[\s\S]*beta\.txt/);
+      screen.press('k');
       await screen.waitForExit();
     } finally {
       screen.kill();

@@ -10,6 +10,11 @@ export function fileCount(n: number): string {
   return n === 1 ? '1 file' : `${n} files`;
 }
 
+/** What refers to those files: "it" for one, "them" for more. */
+export function them(n: number): string {
+  return n === 1 ? 'it' : 'them';
+}
+
 /** Said after the agent's answer and when a session with such changes starts again. */
 export function changesWaitLine(files: readonly string[]): string {
   const verb = files.length === 1 ? 'is' : 'are';
@@ -19,10 +24,10 @@ export function changesWaitLine(files: readonly string[]): string {
 /** Said when the user leaves with the changes kept: how to get them back. */
 export function keptMessage(files: readonly string[], patchFile?: string): string {
   const verb = files.length === 1 ? 'is' : 'are';
-  const patch = patchFile ? ` They are also saved as a patch: git apply --3way ${patchFile}` : '';
+  const patch = patchFile ? ` Also saved as a patch: git apply --3way ${patchFile}` : '';
   return (
     `${fileCount(files.length)} changed in this session ${verb} not in your working tree (kept: ${files.join(', ')}). ` +
-    `Run infinity-code -c, then /diff to review and apply them.${patch}`
+    `Run infinity-code -c, then /diff to review and apply ${them(files.length)}.${patch}`
   );
 }
 

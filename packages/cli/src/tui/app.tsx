@@ -71,7 +71,7 @@ export function App({ store, controller, animate = true }: AppProps) {
       <Transcript items={state.items} epoch={state.epoch} />
       <LiveTurn text={state.liveText} busy={state.busy} running={rootRunning} maxLines={Math.max(4, rows - 14)} animate={animate} />
       <BackgroundRows commands={state.background} rootThreadId={state.rootThreadId} threads={state.threads} animate={animate} />
-      <ThreadRows threads={state.threads} animate={animate} />
+      <ThreadRows threads={state.threads} animate={animate} columns={stdout.columns > 0 ? stdout.columns : 80} />
       {state.leaving ? (
         <Text dimColor>{state.leaving === 'apply' ? 'Applying the changes to your working tree…' : 'Closing the session…'}</Text>
       ) : state.quitAsk ? (

@@ -1,6 +1,6 @@
 import { Box, Text, useInput } from 'ink';
 import { useState } from 'react';
-import { fileCount, type QuitChoice } from '../pending-changes.js';
+import { fileCount, them, type QuitChoice } from '../pending-changes.js';
 
 export interface QuitPromptProps {
   /** The session's changes the working tree has not received. */
@@ -35,6 +35,7 @@ export function QuitPrompt({ files, isActive, onChoice, onCancel }: QuitPromptPr
     { isActive },
   );
   const count = fileCount(files.length);
+  const it = them(files.length);
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="yellow" paddingX={1}>
       <Text bold>
@@ -48,11 +49,13 @@ export function QuitPrompt({ files, isActive, onChoice, onCancel }: QuitPromptPr
       ))}
       {files.length > SHOWN_FILES ? <Text dimColor>  … and {files.length - SHOWN_FILES} more</Text> : null}
       {confirmDiscard ? (
-        <Text color="red">Discard the changes to {count} for good? d discards them, any other key goes back.</Text>
+        <Text color="red">
+          Discard the changes to {count} for good? d discards {it}, any other key goes back.
+        </Text>
       ) : (
         <Text>
-          <Text color="green">a</Text> apply them now · <Text color="cyan">k</Text> keep them for later (infinity-code -c, Enter) ·{' '}
-          <Text color="red">d</Text> discard them · <Text color="gray">Esc</Text> stay
+          <Text color="green">a</Text> apply {it} now · <Text color="cyan">k</Text> keep {it} for later (infinity-code -c, Enter) ·{' '}
+          <Text color="red">d</Text> discard {it} · <Text color="gray">Esc</Text> stay
         </Text>
       )}
     </Box>
