@@ -2,7 +2,7 @@ import type { McpServerStatus } from '@infinity-code/mcp';
 import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
 import { pricingOf } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import { changesWaitLine, discardedMessage, keptMessage, type QuitChoice } from './pending-changes.js';
+import { changesWaitLine } from './pending-changes.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { setUpSession, type SessionSetup } from './session-setup.js';
 import type { TuiController } from './tui/index.js';
@@ -67,7 +67,6 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
       backend: s.backend,
       history: s.history,
       callDisplay: s.callDisplay,
-      startInfo: s.startInfo,
       notices: s.notices,
       onNotice: s.onNotice,
     })),
@@ -117,18 +116,17 @@ async function openController(
   backend: string;
   history: readonly HistoryMessage[];
   callDisplay: (call: { name: string; input: Record<string, unknown> }) => string | undefined;
-  startInfo: string[];
   notices: string[];
   onNotice: (notify: (text: string, level: 'info' | 'error') => void) => () => void;
 }> {
-  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }, mcpSetup, { savePatch }] = await Promise.all([
+  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }, mcpSetup, { leaveSession }] = await Promise.all([
     import('./agent-session.js'),
     import('./review.js'),
     import('./tui/index.js'),
     import('./user-edits-feed.js'),
     import('./refresh-message.js'),
     import('./mcp-setup.js'),
-    import('./saved-patch.js'),
+    import('./leave-session.js'),
   ]);
   let broker!: ReturnType<typeof tui.createReviewBroker>;
   // Where the sandbox can't confine commands, the user answers for each (unless --unsandboxed);
@@ -215,40 +213,17 @@ async function openController(
           await agent.close({ keep: false });
           return {};
         }
-        const message = await settleOnQuit(changes).catch((err: unknown) => {
-          const what = changes === 'apply' ? 'apply' : changes === 'keep' ? 'save a patch of' : 'discard';
-          // Whatever went wrong, the changes stay where -c finds them.
-          changes = 'keep';
-          return `Could not ${what} the session's changes: ${err instanceof Error ? err.message : String(err)} They are kept: run infinity-code -c, then /diff.`;
-        });
-        // Kept (or nothing left to keep): `infinity-code -c` continues with the same sandboxes.
-        await agent.close({ keep: changes !== 'discard' });
+        const message = await leaveSession(agent, changes, { root: setup.root, cwd });
         return message ? { message } : {};
       },
     },
   });
-  /** Carries out the user's choice for the changes the working tree lacks; what to tell them after. */
-  async function settleOnQuit(changes: QuitChoice): Promise<string | undefined> {
-    const diff = await agent.rootDiff();
-    if (diff.isEmpty) return undefined;
-    const files = diff.files.map((f) => f.path);
-    if (changes === 'discard') return discardedMessage(files);
-    if (changes === 'keep') return keptMessage(files, savePatch(setup.root, agent.rootId, diff.patchBytes, cwd));
-    const result = await agent.applyToWorkingTree(diff);
-    const leftOut = review.describeLeftOut(diff.omitted);
-    const conflicts = result.conflicts.length > 0 ? ` Resolve the conflict markers in: ${result.conflicts.join(', ')}.` : '';
-    return `${review.describeApply(result, 'the working tree')}${conflicts}${leftOut ? ` ${leftOut}` : ''}`;
-  }
-  // A continued session shows its earlier transcript, and says when its changes still wait.
+  // A continued session shows its earlier transcript.
   const history = await agent.history();
-  const startInfo: string[] = [];
-  if (history.length > 0) {
-    const waiting = await agent.rootDiff().catch(() => undefined);
-    if (waiting && !waiting.isEmpty) startInfo.push(changesWaitLine(waiting.files.map((f) => f.path)));
-  }
   // The status line says so when commands can't be confined: each one then asks first.
   const backend = (await agent.commandsContained()) ? agent.backend : `${agent.backend} (commands unconfined)`;
-  // MCP servers say in the transcript when they are ready or fail; /mcp has the details.
+  // MCP servers say in the transcript when they are ready or fail (/mcp has the details), and a
+  // continued session whether its changes still wait for /diff.
   const onNotice = (notify: (text: string, level: 'info' | 'error') => void) => {
     notifyLater = notify;
     // Ready once (again after a restart, not after a /refresh), and each failure.
@@ -260,10 +235,17 @@ async function openController(
         notify(mcpSetup.mcpProgressLine(s)!, 'info');
       }
     };
+    // Not waited for: the transcript comes first.
+    if (history.length > 0) {
+      agent.rootDiff().then(
+        (waiting) => !waiting.isEmpty && notify(changesWaitLine(waiting.files.map((f) => f.path)), 'info'),
+        () => undefined,
+      );
+    }
     // Those settled already, then each change.
     for (const s of agent.mcp?.status() ?? []) tell(s);
     return agent.mcp?.onChange(tell) ?? (() => undefined);
   };
   const callDisplay = (call: { name: string; input: Record<string, unknown> }) => agent.system.callDisplay(call);
-  return { controller, backend, history, callDisplay, startInfo, notices: mcpNotices, onNotice };
+  return { controller, backend, history, callDisplay, notices: mcpNotices, onNotice };
 }

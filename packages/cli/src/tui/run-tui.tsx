@@ -22,8 +22,6 @@ export interface RunTuiOptions {
     history?: readonly HistoryMessage[];
     /** A call's display line as its tool gives it, for the earlier transcript (lines aren't stored). */
     callDisplay?: (call: { name: string; input: Record<string, unknown> }) => string | undefined;
-    /** Said once the session is open, as information (changes a continued session left unapplied). */
-    startInfo?: readonly string[];
     /** Said once the session is open (a definition left out of .mcp.json, say). */
     notices?: readonly string[];
     /** Later notices (an MCP server that failed); returns the unsubscribe function. */
@@ -39,12 +37,11 @@ export interface RunTuiOptions {
 export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<string | undefined> {
   const store = createUiStore(controller, info);
   opts.ready?.then(
-    ({ backend, history, callDisplay, startInfo, notices, onNotice }) => {
+    ({ backend, history, callDisplay, notices, onNotice }) => {
       if (history && history.length > 0) {
         store.dispatch({ type: 'ui:history', messages: history, ...(callDisplay ? { displays: callDisplays(history, callDisplay) } : {}) });
       }
       store.dispatch({ type: 'ui:backend', backend });
-      for (const text of startInfo ?? []) store.dispatch({ type: 'ui:notice', level: 'info', text });
       for (const text of notices ?? []) store.dispatch({ type: 'ui:notice', level: 'error', text });
       onNotice?.((text, level) => store.dispatch({ type: 'ui:notice', level, text }));
     },
