@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changesWaitLine, discardedMessage, keptMessage } from './pending-changes.js';
+import { changesWaitLine, discardedMessage, keptMessage, leftBehindLine } from './pending-changes.js';
 import { tallyParts } from './tui/diff-review-state.js';
 
 describe('what the user is told about changes the working tree lacks', () => {
@@ -12,6 +12,9 @@ describe('what the user is told about changes the working tree lacks', () => {
     );
     expect(keptMessage(['a.txt'])).toBe(
       '1 file changed in this session is not in your working tree (kept: a.txt). Run infinity-code -c, then /diff to review and apply it.',
+    );
+    expect(leftBehindLine(['a.txt'], '0123456789abcdef')).toBe(
+      '1 file changed in the previous session is not in your working tree: infinity-code -r 01234567 brings it back (then /diff).',
     );
     expect(discardedMessage(['a.txt'])).toBe("Discarded the session's changes to 1 file. The conversation stays: infinity-code -c continues it.");
   });

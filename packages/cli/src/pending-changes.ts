@@ -35,3 +35,12 @@ export function keptMessage(files: readonly string[], patchFile?: string): strin
 export function discardedMessage(files: readonly string[]): string {
   return `Discarded the session's changes to ${fileCount(files.length)}. The conversation stays: infinity-code -c continues it.`;
 }
+
+/** Said after `/new` when the session left behind has changes the working tree lacks. */
+export function leftBehindLine(files: readonly string[], sessionId: string): string {
+  const verb = files.length === 1 ? 'is' : 'are';
+  return (
+    `${fileCount(files.length)} changed in the previous session ${verb} not in your working tree: ` +
+    `infinity-code -r ${sessionId.slice(0, 8)} brings ${them(files.length)} back (then /diff).`
+  );
+}

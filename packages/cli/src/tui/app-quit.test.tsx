@@ -135,6 +135,16 @@ describe('leaving with changes the working tree lacks', () => {
     expect(exits).toEqual(['left with keep']);
   });
 
+  it('/new says where the changes the working tree lacks went (the session left behind)', async () => {
+    const s = sessionHooks({ files: ['notes.txt'] });
+    rig = await startRig({ brain: answer, hooks: { ...s.hooks, newSession: () => Promise.resolve({ sessionId: 'second' }) } });
+    await rig.submit('/new');
+    await rig.untilState((st) => st.status.sessionId === 'second' && st.items.length > 1);
+    expect(rig.frame().replace(/\s+/g, ' ')).toContain(
+      'New session second. ℹ 1 file changed in the previous session is not in your working tree: infinity-code -r root brings it back (then /diff).',
+    );
+  });
+
   it("after the agent's answer, says when changes wait for /diff", async () => {
     const s = sessionHooks({ files: ['notes.txt'] });
     rig = await startRig({ brain: answer, hooks: s.hooks });

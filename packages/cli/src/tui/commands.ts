@@ -3,6 +3,7 @@ import type { ReviewDecision } from '../review-diff.js';
 import type { CommandApproval, TuiController } from './controller.js';
 import { shortId } from './format.js';
 import { SUGGESTED_MODELS } from '../pricing.js';
+import { leftBehindLine } from '../pending-changes.js';
 import { helpText, parseSlash, type SlashCommand } from './slash-commands.js';
 import type { UiStore } from './store.js';
 import type { PendingReview } from './ui-state.js';
@@ -51,8 +52,13 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
         // The runtime's compaction events put the notices in the transcript.
         return await controller.compact();
       case 'new': {
+        // The session left behind keeps its changes; the user hears where they are.
+        const previous = store.getState().status.sessionId;
+        const pending = await controller.pendingChanges().catch(() => null);
         const s = await controller.newSession();
-        return store.dispatch({ type: 'ui:session', sessionId: s.sessionId, rootThreadId: s.rootThreadId ?? s.sessionId });
+        store.dispatch({ type: 'ui:session', sessionId: s.sessionId, rootThreadId: s.rootThreadId ?? s.sessionId });
+        if (pending && pending.files.length > 0) say(ctx, leftBehindLine(pending.files, previous));
+        return;
       }
       case 'sessions': {
         const list = await controller.listSessions();
