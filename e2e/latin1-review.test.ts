@@ -67,7 +67,7 @@ describe('a Latin-1 file edited by a child', () => {
       await screen.waitFor(/Ask for a change/);
       screen.type('Edit the menu');
       screen.press('Enter');
-      await screen.waitFor(/Review:[\s\S]*M menu\.txt\s+\/2[\s\S]*Enter finish/);
+      await screen.waitFor(/Review:[\s\S]*M menu\.txt\s+2 undecided[\s\S]*Enter finish/);
       screen.press('j'); // onto the first hunk
       await screen.waitFor(/▸ · @@ -1,7 \+1,8 @@/);
       screen.press('a'); // accept it; the cursor moves on to the second

@@ -46,6 +46,8 @@ describe('sessions in the TUI', () => {
       screen.type('/new');
       screen.press('Enter');
       second = /New session ([0-9a-f-]{36})\./.exec(await screen.waitFor(/New session [0-9a-f-]{36}\./))![1]!;
+      // alpha.txt stays with the session left behind, and the user hears so.
+      await screen.waitFor(/1 file changed in the previous session is not in your working tree: infinity-code -r [0-9a-f]{8} brings it back/);
       screen.type('write beta');
       screen.press('Enter');
       await screen.waitFor(/Finished: .*beta\.txt/);
@@ -67,6 +69,9 @@ describe('sessions in the TUI', () => {
       await screen.waitFor(/accepted 0 hunks, rejected 1\./);
       screen.type('/quit');
       screen.press('Enter');
+      // beta.txt is not in the working tree: kept for -c.
+      await screen.waitFor(/Before you go: 1 file changed in this session is not in your working tree\.[\s\S]*beta\.txt/);
+      screen.press('k');
       await screen.waitForExit();
     } finally {
       screen.kill();

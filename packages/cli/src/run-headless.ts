@@ -1,5 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { ModelProvider, Quiescence, RuntimeEvent } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
@@ -13,6 +11,7 @@ import { mcpProgressLine } from './mcp-setup.js';
 import { promptWorkspace } from './prompt-workspace.js';
 import { autoAcceptReviewer } from './review.js';
 import type { NetworkSetting } from './sandbox-config.js';
+import { savePatch } from './saved-patch.js';
 import { setUpSession } from './session-setup.js';
 import { StreamJsonWriter, type ChangesInfo } from './stream-json.js';
 import { prepareTask } from './user-message.js';
@@ -198,11 +197,7 @@ async function finish(
     outcome.conflicts = applied.conflicts;
     return outcome;
   }
-  const dir = join(root, '.infinity', 'patches');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${agent.rootId}.patch`);
-  writeFileSync(file, diff.patchBytes);
-  outcome.patchFile = relative(o.cwd, file) || file;
+  outcome.patchFile = savePatch(root, agent.rootId, diff.patchBytes, o.cwd);
   return outcome;
 }
 

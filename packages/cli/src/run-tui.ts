@@ -3,6 +3,7 @@ import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
 import { pricingOf } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { promptWorkspace } from './prompt-workspace.js';
+import { changesWaitLine } from './pending-changes.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { setUpSession, type SessionSetup } from './session-setup.js';
 import type { TuiController } from './tui/index.js';
@@ -54,7 +55,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
 
   const { runTui, deferredController } = await importUi();
   let start!: () => void;
-  const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup, o.env, o.throwaway === true));
+  const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup, o.env, o.cwd, o.throwaway === true));
   const info = {
     model: setup.model,
     contextWindow: setup.config.contextWindow,
@@ -65,12 +66,20 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
   const done = runTui(deferredController(opening.then((s) => s.controller)), info, {
     // Project commands and mentioned files come from the working tree itself, not a sandbox.
     workspace: promptWorkspace(setup.root),
-    ready: opening.then((s) => ({ backend: s.backend, history: s.history, notices: s.notices, onNotice: s.onNotice })),
+    ready: opening.then((s) => ({
+      backend: s.backend,
+      history: s.history,
+      callDisplay: s.callDisplay,
+      notices: s.notices,
+      onNotice: s.onNotice,
+    })),
   });
   // Open the session only once the first frame is out.
   setImmediate(start);
   if (o.firstMessage) void opening.then((s) => s.controller.send(o.firstMessage!));
-  await done;
+  // What became of the session's changes, said below the TUI's last frame.
+  const farewell = await done;
+  if (farewell) process.stdout.write(`${farewell}\n`);
   return EXIT.ok;
 }
 
@@ -103,21 +112,24 @@ async function importUi(): Promise<typeof import('./tui/index.js')> {
 async function openController(
   setup: SessionSetup,
   env: NodeJS.ProcessEnv,
+  cwd: string,
   throwaway: boolean,
 ): Promise<{
   controller: TuiController;
   backend: string;
   history: readonly HistoryMessage[];
+  callDisplay: (call: { name: string; input: Record<string, unknown> }) => string | undefined;
   notices: string[];
   onNotice: (notify: (text: string, level: 'info' | 'error') => void) => () => void;
 }> {
-  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }, mcpSetup] = await Promise.all([
+  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }, mcpSetup, { leaveSession }] = await Promise.all([
     import('./agent-session.js'),
     import('./review.js'),
     import('./tui/index.js'),
     import('./user-edits-feed.js'),
     import('./refresh-message.js'),
     import('./mcp-setup.js'),
+    import('./leave-session.js'),
   ]);
   let broker!: ReturnType<typeof tui.createReviewBroker>;
   // Where the sandbox can't confine commands, the user answers for each (unless --unsandboxed);
@@ -191,10 +203,21 @@ async function openController(
         return { message: describeRefresh(refreshed) };
       },
       mcpStatus: () => Promise.resolve(agent.mcp?.status() ?? []),
-      // Kept: `infinity-code -c` continues with the same sandboxes (the demo's go with its repository).
-      async quit() {
+      async pendingChanges() {
+        // The demo's changes go with its repository: nothing to ask about.
+        if (throwaway) return null;
+        const diff = await agent.rootDiff();
+        return diff.isEmpty ? null : { files: diff.files.map((f) => f.path) };
+      },
+      async quit(changes) {
         await edits.close();
-        await agent.close({ keep: !throwaway });
+        // The demo's sandboxes go with its repository.
+        if (throwaway) {
+          await agent.close({ keep: false });
+          return {};
+        }
+        const message = await leaveSession(agent, changes, { root: setup.root, cwd });
+        return message ? { message } : {};
       },
     },
   });
@@ -202,7 +225,8 @@ async function openController(
   const history = await agent.history();
   // The status line says so when commands can't be confined: each one then asks first.
   const backend = (await agent.commandsContained()) ? agent.backend : `${agent.backend} (commands unconfined)`;
-  // MCP servers say in the transcript when they are ready or fail; /mcp has the details.
+  // MCP servers say in the transcript when they are ready or fail (/mcp has the details), and a
+  // continued session whether its changes still wait for /diff.
   const onNotice = (notify: (text: string, level: 'info' | 'error') => void) => {
     notifyLater = notify;
     // Ready once (again after a restart, not after a /refresh), and each failure.
@@ -214,9 +238,17 @@ async function openController(
         notify(mcpSetup.mcpProgressLine(s)!, 'info');
       }
     };
+    // Not waited for: the transcript comes first.
+    if (history.length > 0) {
+      agent.rootDiff().then(
+        (waiting) => !waiting.isEmpty && notify(changesWaitLine(waiting.files.map((f) => f.path)), 'info'),
+        () => undefined,
+      );
+    }
     // Those settled already, then each change.
     for (const s of agent.mcp?.status() ?? []) tell(s);
     return agent.mcp?.onChange(tell) ?? (() => undefined);
   };
-  return { controller, backend, history, notices: mcpNotices, onNotice };
+  const callDisplay = (call: { name: string; input: Record<string, unknown> }) => agent.system.callDisplay(call);
+  return { controller, backend, history, callDisplay, notices: mcpNotices, onNotice };
 }

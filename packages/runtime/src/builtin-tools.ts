@@ -1,7 +1,7 @@
 import type { RuntimeServices } from './services.js';
 import { closeThread, deliverReport, spawnChild } from './thread-lifecycle.js';
 import type { AsyncTool, SyncTool, Tool } from './tool.js';
-import { frameParentMessage } from './wording.js';
+import { frameParentMessage, frameSpawned } from './wording.js';
 import { localTimeZone, zonedInstant } from './zoned-time.js';
 
 const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
@@ -57,9 +57,7 @@ export function builtinTools(s: RuntimeServices): Tool[] {
       }
       const childId = await spawnChild(s, ctx.thread, ctx.call.id);
       return {
-        content:
-          `Spawned thread ${childId}. It works in parallel; its reports will arrive on this call. ` +
-          "Don't do its task yourself.",
+        content: frameSpawned(childId),
         display: { summary: `started thread ${childId}` },
         spawned: childId,
       };

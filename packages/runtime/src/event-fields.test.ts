@@ -80,6 +80,8 @@ describe.each(combos)('event fields for UIs in %s mode with the %s store', (mode
 
     const entries = readHistory((await h.store.loadThread('root'))!.history);
     expect(entries.slice(0, 2).map((e) => e.kind)).toEqual(['user', 'tool']);
+    // Read back, the spawn call says which child it started, as the live result's display did.
+    expect(entries[1]).toMatchObject({ kind: 'tool', spawned: child });
     expect(injectedEntries(entries).map((e) => [e.source, e.task, e.report])).toEqual([
       ['report', TASK, { text: 'halfway there', closed: false, from: 'child' }],
       // Read back, the note stays with the report's text.

@@ -6,6 +6,7 @@ import {
   INTERRUPTED_BY_USER,
   readParentMessage,
   readReport,
+  readSpawned,
   readSummary,
   WOKEN_BY_INPUT,
   type InjectedReport,
@@ -35,6 +36,8 @@ export type HistoryEntry =
        * `woken` (a wait that new input ended, as waits are meant to end), or by a `restart`.
        */
       ended?: 'interrupted' | 'woken' | 'restart';
+      /** A `spawn_thread` call that started a child: the child's id. */
+      spawned?: string;
     }
   | {
       kind: 'injected';
@@ -86,8 +89,11 @@ export function readHistory(history: readonly HistoryMessage[]): HistoryEntry[] 
 
 function tool(call: ToolUseBlock, result: { content: ResultContent[]; isError: boolean } | undefined): HistoryEntry {
   if (!result) return { kind: 'tool', call };
-  const ended = endedBy(resultText(result.content));
-  return ended ? { kind: 'tool', call, result, ended } : { kind: 'tool', call, result };
+  const text = resultText(result.content);
+  const ended = endedBy(text);
+  if (ended) return { kind: 'tool', call, result, ended };
+  const spawned = call.name === SPAWN_TOOL_NAME && !result.isError ? readSpawned(text) : undefined;
+  return spawned === undefined ? { kind: 'tool', call, result } : { kind: 'tool', call, result, spawned };
 }
 
 function endedBy(text: string): 'interrupted' | 'woken' | 'restart' | undefined {

@@ -74,6 +74,14 @@ describe.each(['memory', 'sqlite'] as const)('host queries with the %s store', (
     expect((await system.usageByThread('root')).map((u) => [u.threadId, u.model, u.completions])).toEqual([['root', 'm', 1]]);
   });
 
+  it("callDisplay: a call's line as its tool gives it, for a transcript rebuilt from history", () => {
+    const { system } = makeSystem(kind, () => ({ text: 'Hello.' }));
+    expect(system.callDisplay({ name: 'spawn_thread', input: { instructions: 'Fix the parser\nthen test', child_of: ['root'] } })).toBe(
+      'Spawn thread: Fix the parser',
+    );
+    expect(system.callDisplay({ name: 'no_such_tool', input: {} })).toBeUndefined();
+  });
+
   it('whenQuiescent: a finished turn is quiescent, also when asked while the slice still runs', async () => {
     const { system } = makeSystem(kind, () => ({ text: 'Hello.' }));
     const finished: string[] = [];

@@ -251,6 +251,14 @@ export class LocalSystem {
     return this.awaitingResult.size;
   }
 
+  /**
+   * The line a UI shows for a call (the tool's `display`), for a transcript rebuilt from stored
+   * history, where live events' lines are not kept; undefined when its tool gives none.
+   */
+  callDisplay(call: { name: string; input: Record<string, unknown> }): string | undefined {
+    return this.deps.tools.displayOf(call);
+  }
+
   /** The names of the tools every thread is offered, in the order the model sees them. */
   get toolNames(): string[] {
     return this.deps.tools.definitions().map((d) => d.name);

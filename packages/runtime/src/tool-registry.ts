@@ -89,6 +89,16 @@ export class ToolRegistry {
     return this.tools.get(name)?.tool;
   }
 
+  /** The display line the call's tool gives it (see Tool.display); undefined for a tool without one, or unknown. */
+  displayOf(call: { name: string; input: Record<string, unknown> }): string | undefined {
+    try {
+      return this.tools.get(call.name)?.tool.display?.(call.input);
+    } catch {
+      // A display line is a nicety: input the tool can't read (a stored call) gets none.
+      return undefined;
+    }
+  }
+
   resolve(call: CompletionToolCall): Resolution {
     if (call.name === INJECTED_TOOL_NAME) {
       return {

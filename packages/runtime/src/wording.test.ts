@@ -13,6 +13,7 @@ const REWORDED: Phrases = {
   interruptedByUser: 'stopped by the human',
   wokenByInput: 'woke up',
   interruptedByRestart: 'lost in a restart',
+  spawned: 'child {child} is off',
 };
 
 const frames: Array<[string, ReportFrame, string]> = [
@@ -49,5 +50,8 @@ describe.each([
     expect(w.readParentMessage('use tabs')).toBeUndefined();
     expect(w.readSummary(w.frameSummary('We fixed the parser.\n\nNext: docs.', ['root', 'th_a']))).toBe('We fixed the parser.\n\nNext: docs.');
     expect(w.readSummary('We fixed the parser.')).toBeUndefined();
+    expect(w.readSpawned(w.frameSpawned('th_abc'))).toBe('th_abc');
+    expect(w.readSpawned(`${w.frameSpawned('th_abc')} and more`)).toBeUndefined();
+    expect(w.readSpawned('plain output of a command')).toBeUndefined();
   });
 });

@@ -29,6 +29,8 @@ export interface Phrases {
   wokenByInput: string;
   /** The result of a call that was running when the process stopped. */
   interruptedByRestart: string;
+  /** The result of `spawn_thread`, to the spawning thread; `{child}` is the new thread's id. */
+  spawned: string;
 }
 
 export const DEFAULT_PHRASES: Readonly<Phrases> = Object.freeze({
@@ -46,6 +48,7 @@ export const DEFAULT_PHRASES: Readonly<Phrases> = Object.freeze({
   interruptedByRestart:
     'Error: this tool call was interrupted because Infinity Code stopped while it ran; it may have ' +
     'partly run. Check its effects before running it again.',
+  spawned: "Spawned thread {child}. It works in parallel; its reports will arrive on this call. Don't do its task yourself.",
 });
 
 /** A child's report as UIs show it: its own words, without the framing its parent's model reads. */
@@ -87,6 +90,10 @@ export interface Wording {
   frameSummary: (summary: string, ownerStack: readonly string[]) => string;
   /** The summary itself; undefined when the text is no summary. */
   readSummary: (text: string) => string | undefined;
+  /** What the spawning thread reads when its child started. */
+  frameSpawned: (childThreadId: string) => string;
+  /** The child's id; undefined when the text is no spawn result. */
+  readSpawned: (text: string) => string | undefined;
   INTERRUPTED_BY_USER: string;
   WOKEN_BY_INPUT: string;
   INTERRUPTED_BY_RESTART: string;
@@ -96,6 +103,7 @@ export function wordingWith(p: Phrases): Wording {
   const closedWith = template(p.childClosedWithReport);
   const eventClosedWith = template(p.eventClosedWithReport);
   const closed = template(p.childClosed);
+  const spawned = template(p.spawned);
   // Longest framings first: "has shut down" alone is the start of "has shut down. Report ...".
   const readers: Array<{ read: (text: string) => Record<string, string> | undefined; closed: boolean; from: 'child' | 'event'; silent?: boolean }> = [
     { read: closedWith.readPrefix, closed: true, from: 'child' },
@@ -130,6 +138,8 @@ export function wordingWith(p: Phrases): Wording {
     readParentMessage: (text) => (text.startsWith(p.parentMessage) ? text.slice(p.parentMessage.length) : undefined),
     frameSummary: (summary, ownerStack) => `${p.summary}${summary}\n\n${stackLine(ownerStack)}`,
     readSummary: (text) => (text.startsWith(p.summary) ? withoutStackLine(text.slice(p.summary.length)).trimEnd() : undefined),
+    frameSpawned: (child) => spawned.fill({ child }),
+    readSpawned: (text) => spawned.readExact(text)?.child,
     INTERRUPTED_BY_USER: p.interruptedByUser,
     WOKEN_BY_INPUT: p.wokenByInput,
     INTERRUPTED_BY_RESTART: p.interruptedByRestart,
@@ -160,10 +170,12 @@ function template(phrase: string) {
   };
   const prefix = new RegExp(`^${source}([\\s\\S]*)$`);
   const withNote = new RegExp(`^${source}(?:\\n\\n([\\s\\S]*))?$`);
+  const exact = new RegExp(`^${source}$`);
   return {
     fill: (values: Record<string, string>) => phrase.replace(/\{(\w+)\}/g, (_, n: string) => values[n] ?? ''),
     readPrefix: (text: string) => groups(prefix.exec(text)),
     readWithNote: (text: string) => groups(withNote.exec(text)),
+    readExact: (text: string) => groups(exact.exec(text)),
   };
 }
 
@@ -175,6 +187,8 @@ export const {
   readParentMessage,
   frameSummary,
   readSummary,
+  frameSpawned,
+  readSpawned,
   INTERRUPTED_BY_USER,
   WOKEN_BY_INPUT,
   INTERRUPTED_BY_RESTART,

@@ -23,6 +23,8 @@ export interface SavedEntry {
   discarded?: true;
   /** What the backend needs, besides the files under the sandbox's dir, to rebuild it. */
   state?: unknown;
+  /** What the user's working tree has received from it (see delivered.ts); checked when read. */
+  delivered?: unknown;
 }
 
 export interface SandboxRegistry {

@@ -2,6 +2,7 @@ import { refuseUnsafeChanges } from './apply-guard.js';
 import type { ApplyPolicyOptions } from './apply-policy.js';
 import { applyPatch, type ApplyResult } from './apply.js';
 import type { BackendSandbox, DiffSince, SessionContext } from './backend.js';
+import { deliveredTree, treeWithPatch, type Delivered } from './delivered.js';
 import type { SandboxDiff } from './diff.js';
 import { SandboxError, SandboxPathError } from './errors.js';
 import { policyDiff, stillFitsWorkingTree } from './policy-diff.js';
@@ -30,6 +31,8 @@ export interface SandboxOwner {
   unregister(sb: Sandbox): Promise<void>;
   /** Called once a sandbox's storage is gone: frees layers nobody stacks on any more. */
   collectGarbage(): Promise<void>;
+  /** Writes the session's durable registry (what a sandbox delivered to the working tree is part of it). */
+  save(): Promise<void>;
 }
 
 // Stands in for the storage of a discarded sandbox brought back only as a parent (see placeholder).
@@ -61,6 +64,8 @@ export class Sandbox {
   private readonly diffs = new Map<string, { generation: number; diff: Promise<SandboxDiff> }>();
   /** Set when the session was closed with `keep`: the sandbox lives on, but not in this object. */
   private detached = false;
+  /** One delivery to the working tree at a time: each starts from what the one before recorded. */
+  private delivering: Promise<unknown> = Promise.resolve();
 
   /** @internal */
   constructor(
@@ -70,6 +75,8 @@ export class Sandbox {
     readonly parent: Sandbox | undefined,
     /** @internal */ readonly handle: BackendSandbox,
     private readonly owner: SandboxOwner,
+    /** @internal What the working tree has received from it (see workingTreeDiff), kept in the session's registry. */
+    private deliveredRecord?: Delivered,
   ) {
     this.fs = new ViewFs(() => handle.viewRoot(), [owner.ctx.repo.root, handle.commandRoot]);
   }
@@ -208,9 +215,11 @@ export class Sandbox {
   }
 
   /**
-   * Everything this sandbox changed since the snapshot, as it may be applied to the user's
-   * working tree: diff({ since: 'snapshot' }), and also without files the working tree already
-   * has where the user's git rules ignore them (the agent never saw those; see OmitRule).
+   * What this sandbox changed since the snapshot that the user's working tree has not received
+   * from it yet (applyToWorkingTree), as it may be applied there: like diff({ since: 'snapshot' })
+   * but from what was delivered already, and without files the working tree has where the
+   * user's git rules ignore them (the agent never saw those; see OmitRule). After a base refresh
+   * the snapshot holds whatever the working tree had, deliveries included, and the diff starts there.
    */
   async workingTreeDiff(opts: Omit<DiffOptions, 'since'> = {}): Promise<SandboxDiff> {
     return this.op(() => this.cachedDiff('snapshot', opts, this.owner.ctx.repo.root));
@@ -255,10 +264,17 @@ export class Sandbox {
     this.diffs.clear();
   }
 
+  /** @internal What the working tree has received from this sandbox, for the session's registry. */
+  get delivered(): Delivered | undefined {
+    return this.deliveredRecord;
+  }
+
   private async diffNow(since: DiffSince, opts: DiffOptions, workingTree?: string): Promise<SandboxDiff> {
-    const { from, to, nestedRepos } = await this.handle.changeTrees(since);
+    const trees = await this.handle.changeTrees(since);
+    const { to, nestedRepos } = trees;
+    const delivered = workingTree === undefined ? undefined : deliveredTree(this.deliveredRecord, this.owner.ctx.snapshot.tree);
     return policyDiff(this.owner.ctx, {
-      from,
+      from: delivered ?? trees.from,
       to,
       nestedRepos: nestedRepos ?? [],
       view: { hostRoot: await this.handle.viewRoot(), git: await this.handle.git(), workTree: this.handle.commandRoot },
@@ -310,11 +326,22 @@ export class Sandbox {
    * user's tree gained, ignored, during the review) is refused whole with SandboxError 'unsafe-change'.
    */
   async applyToWorkingTree(diff?: SandboxDiff): Promise<ApplyResult> {
+    const run = this.delivering.then(() => this.deliver(diff));
+    this.delivering = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Applies, then records what was applied (conflicts included: the markers are in the user's
+   * hands now), so the next workingTreeDiff() offers only what the working tree has not received.
+   */
+  private async deliver(diff: SandboxDiff | undefined): Promise<ApplyResult> {
     const patch = diff ?? (await this.workingTreeDiff());
-    const { repo } = this.owner.ctx;
-    await refuseUnsafeChanges(this.owner.ctx, patch, this.owner.policy, repo.root);
-    return applyPatch(
-      this.owner.ctx,
+    const { ctx } = this.owner;
+    const { repo } = ctx;
+    await refuseUnsafeChanges(ctx, patch, this.owner.policy, repo.root);
+    const result = await applyPatch(
+      ctx,
       {
         git: userRepoGit(repo.gitDir),
         workTree: repo.root,
@@ -322,6 +349,18 @@ export class Sandbox {
       },
       patch,
     );
+    if (!patch.isEmpty) {
+      const snapshot = ctx.snapshot.tree;
+      const base = deliveredTree(this.deliveredRecord, snapshot) ?? snapshot;
+      // A diff taken from somewhere else that does not fit leaves the record as it was: its
+      // changes are offered again, never lost.
+      const tree = await treeWithPatch(ctx, base, patch.patchBytes);
+      if (tree !== undefined) {
+        this.deliveredRecord = { snapshot, tree };
+        await this.owner.save();
+      }
+    }
+    return result;
   }
 
   /** Kills its commands and deletes its storage; its children keep working. */

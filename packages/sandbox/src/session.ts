@@ -5,6 +5,7 @@ import type { BackendName, BackendSandbox, BackendSession, BaseChange, SessionCo
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
 import { resolveContainment, withNetworkProxy, type SessionContainment } from './containment.js';
 import { returnBaseToPool } from './base-pool.js';
+import { isDelivered } from './delivered.js';
 import { dropUnusedDeltas } from './delta-layer.js';
 import type { NetworkProxy } from './network-proxy.js';
 import { SandboxError } from './errors.js';
@@ -67,7 +68,12 @@ export class SandboxSession {
     policy: ApplyPolicyOptions,
   ) {
     // `ctx` is read when used: it exists only once the session is ready.
-    const owner = { policy, unregister: (sb: Sandbox) => this.unregister(sb), collectGarbage: () => this.collectGarbage() };
+    const owner = {
+      policy,
+      unregister: (sb: Sandbox) => this.unregister(sb),
+      collectGarbage: () => this.collectGarbage(),
+      save: () => this.persist(),
+    };
     this.owner = Object.defineProperty(owner, 'ctx', { get: () => this.ctx, enumerable: true }) as typeof owner & { readonly ctx: SessionContext };
     this.heartbeat = setInterval(() => void touchRecord(early.sessionDir), HEARTBEAT_MS);
     this.heartbeat.unref();
@@ -224,7 +230,8 @@ export class SandboxSession {
         ? (byName.get(e.parent.name) ?? Sandbox.placeholder(e.parent.id, e.parent.name, undefined, this.owner))
         : undefined;
       const handle = e.discarded ? undefined : handles.get(e.name);
-      const sb = handle ? new Sandbox(e.id, e.name, parent, handle, this.owner) : Sandbox.placeholder(e.id, e.name, parent, this.owner);
+      const delivered = isDelivered(e.delivered) ? e.delivered : undefined;
+      const sb = handle ? new Sandbox(e.id, e.name, parent, handle, this.owner, delivered) : Sandbox.placeholder(e.id, e.name, parent, this.owner);
       byName.set(e.name, sb);
       if (handle) this.sandboxes.set(e.id, sb);
     }
@@ -469,7 +476,7 @@ export class SandboxSession {
       entries.push(
         sb.isDiscarded
           ? { id: sb.id, name: sb.key, parent, discarded: true }
-          : { id: sb.id, name: sb.key, parent, state: sb.handle.saveState() },
+          : { id: sb.id, name: sb.key, parent, state: sb.handle.saveState(), ...(sb.delivered ? { delivered: sb.delivered } : {}) },
       );
     };
     for (const sb of this.sandboxes.values()) add(sb);

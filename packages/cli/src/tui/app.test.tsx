@@ -219,6 +219,7 @@ describe('Ctrl+C', () => {
       hooks: {
         quit: async () => {
           quits++;
+          return {};
         },
       },
     });

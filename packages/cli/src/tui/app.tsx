@@ -1,7 +1,7 @@
 import { Box, Text, useApp, useInput, useStdin, useStdout } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { BackgroundRows } from './background-rows.js';
-import { answerCommand, decideReview, submitLine, type CommandContext } from './commands.js';
+import { answerCommand, decideReview, dismissReview, stopRun, submitLine, type CommandContext } from './commands.js';
 import { CommandConfirm } from './command-confirm.js';
 import type { TuiController } from './controller.js';
 import { DiffReview } from './diff-review.js';
@@ -9,6 +9,8 @@ import { LiveTurn } from './live-turn.js';
 import { PromptInput } from './prompt-input.js';
 import { promptCompleter } from './prompt-completion.js';
 import type { PromptWorkspace } from '../prompt-workspace.js';
+import { quitFlow } from './quit-flow.js';
+import { QuitPrompt } from './quit-prompt.js';
 import { StatusLine } from './status-line.js';
 import type { UiStore } from './store.js';
 import { ThreadRows } from './thread-rows.js';
@@ -36,40 +38,31 @@ export function App({ store, controller, animate = true, workspace }: AppProps) 
   const keyboard = isRawModeSupported === true;
   const rows = stdout.rows > 0 ? stdout.rows : 24;
   const disarm = useRef<NodeJS.Timeout | undefined>(undefined);
-  const quitting = useRef(false);
   useEffect(() => () => clearTimeout(disarm.current), []);
 
+  const flow = useMemo(() => quitFlow({ controller, store, canAsk: keyboard, exit }), [controller, store, keyboard, exit]);
   const ctx: CommandContext = useMemo(
-    () => ({
-      controller,
-      store,
-      ...(workspace ? { workspace } : {}),
-      quit: () => {
-        if (quitting.current) return;
-        quitting.current = true;
-        // Leave even if releasing the session fails: the user asked to go.
-        controller.quit().then(
-          () => exit(),
-          (err: unknown) => exit(err instanceof Error ? err : new Error(String(err))),
-        );
-      },
-    }),
-    [controller, store, exit, workspace],
+    () => ({ controller, store, ...(workspace ? { workspace } : {}), quit: () => flow.request() }),
+    [controller, store, flow, workspace],
   );
 
   useInput(
     (input, key) => {
+      const s = store.getState();
+      if (s.leaving) return;
       if (key.ctrl && input === 'c') {
-        if (store.getState().quitArmed) return ctx.quit();
-        controller.stop();
+        // Asked what becomes of the changes, a user pressing Ctrl+C again wants out: keep them.
+        if (s.quitAsk) return flow.leave('keep');
+        if (s.quitArmed) return flow.request();
+        stopRun(ctx);
         store.dispatch({ type: 'ui:quit-armed', armed: true });
         clearTimeout(disarm.current);
         disarm.current = setTimeout(() => store.dispatch({ type: 'ui:quit-armed', armed: false }), QUIT_WINDOW_MS);
         return;
       }
-      // Esc belongs to the review or the question while one is open (it cancels typing a reason, or says no).
-      const s = store.getState();
-      if (key.escape && s.reviews.length === 0 && s.approvals.length === 0 && s.busy) controller.stop();
+      if (key.ctrl && input === 'd') return flow.request();
+      // Esc belongs to the question, the review or the approval while one is open.
+      if (key.escape && !s.quitAsk && s.reviews.length === 0 && s.approvals.length === 0 && s.busy) stopRun(ctx);
     },
     { isActive: keyboard },
   );
@@ -85,8 +78,12 @@ export function App({ store, controller, animate = true, workspace }: AppProps) 
       <Transcript items={state.items} epoch={state.epoch} />
       <LiveTurn text={state.liveText} busy={state.busy} running={rootRunning} maxLines={Math.max(4, rows - 14)} animate={animate} />
       <BackgroundRows commands={state.background} rootThreadId={state.rootThreadId} threads={state.threads} animate={animate} />
-      <ThreadRows threads={state.threads} animate={animate} />
-      {approval ? (
+      <ThreadRows threads={state.threads} animate={animate} columns={stdout.columns > 0 ? stdout.columns : 80} />
+      {state.leaving ? (
+        <Text dimColor>{state.leaving === 'apply' ? 'Applying the changes to your working tree…' : 'Closing the session…'}</Text>
+      ) : state.quitAsk ? (
+        <QuitPrompt files={state.quitAsk.files} isActive={keyboard} onChoice={flow.leave} onCancel={flow.cancel} />
+      ) : approval ? (
         <CommandConfirm
           key={approval.id}
           command={approval.command}
@@ -104,6 +101,7 @@ export function App({ store, controller, animate = true, workspace }: AppProps) 
           isActive={keyboard}
           maxHunkLines={Math.max(6, rows - 18)}
           {...(warning ? { warning } : {})}
+          {...(review.kind === 'working-tree' ? { onDismiss: () => dismissReview(ctx, review) } : {})}
           onDecision={(d) => void decideReview(ctx, review, d)}
         />
       ) : (

@@ -6,6 +6,7 @@ import { SUGGESTED_MODELS } from '../pricing.js';
 import { expandCommand, NO_PROJECT_COMMANDS } from '../project-commands.js';
 import type { PromptWorkspace } from '../prompt-workspace.js';
 import { withAttachments } from '../user-message.js';
+import { leftBehindLine } from '../pending-changes.js';
 import { helpText, parseSlash, type SlashCommand } from './slash-commands.js';
 import type { UiStore } from './store.js';
 import type { PendingReview } from './ui-state.js';
@@ -16,6 +17,7 @@ export interface CommandContext {
   store: UiStore;
   /** The repository's project commands and files; without it, no project commands or attachments. */
   workspace?: PromptWorkspace;
+  /** Leave (asking first what becomes of changes the working tree lacks; see quit-flow.ts). */
   quit(): void;
 }
 
@@ -65,13 +67,19 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
       case 'quit':
         return ctx.quit();
       case 'stop':
-        return say(ctx, controller.stop() ? 'Stopped.' : 'Nothing is running.');
+        if (!stopRun(ctx)) say(ctx, 'Nothing is running.');
+        return;
       case 'compact':
         // The runtime's compaction events put the notices in the transcript.
         return await controller.compact();
       case 'new': {
+        // The session left behind keeps its changes; the user hears where they are.
+        const previous = store.getState().status.sessionId;
+        const pending = await controller.pendingChanges().catch(() => null);
         const s = await controller.newSession();
-        return store.dispatch({ type: 'ui:session', sessionId: s.sessionId, rootThreadId: s.rootThreadId ?? s.sessionId });
+        store.dispatch({ type: 'ui:session', sessionId: s.sessionId, rootThreadId: s.rootThreadId ?? s.sessionId });
+        if (pending && pending.files.length > 0) say(ctx, leftBehindLine(pending.files, previous));
+        return;
       }
       case 'sessions': {
         const list = await controller.listSessions();
@@ -111,7 +119,12 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
         const diff = await controller.showDiff();
         if (!diff || diff.files.length === 0) {
           const leftOut = (diff?.leftOut ?? []).map((l) => `  ${l.path} — left out: ${l.reason}`);
-          return say(ctx, leftOut.length === 0 ? 'No changes to review yet.' : `Nothing to apply. The agent's other changes are left out:\n${leftOut.join('\n')}`);
+          return say(
+            ctx,
+            leftOut.length === 0
+              ? 'Nothing to apply: your working tree has every change of this session.'
+              : `Nothing to apply. The agent's other changes are left out:\n${leftOut.join('\n')}`,
+          );
         }
         const review: PendingReview = { id: `diff:${randomUUID()}`, kind: 'working-tree', diff, title: 'Session changes → working tree' };
         return store.dispatch({ type: 'ui:review-open', review });
@@ -120,6 +133,19 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
   } catch (err) {
     say(ctx, `/${cmd.name} failed: ${errorText(err)}`, 'error');
   }
+}
+
+/** Stops what runs (Esc, /stop, Ctrl+C) and says so in the transcript; false when nothing ran. */
+export function stopRun(ctx: CommandContext): boolean {
+  const stopped = ctx.controller.stop();
+  if (stopped) say(ctx, 'Stopped. Send a message to go on.');
+  return stopped;
+}
+
+/** Esc on a review of the session's changes: it closes, nothing is applied, `/diff` brings it back. */
+export function dismissReview(ctx: CommandContext, review: PendingReview): void {
+  ctx.store.dispatch({ type: 'ui:review-closed', id: review.id });
+  say(ctx, 'Review closed: nothing was applied. The changes wait for /diff.');
 }
 
 /** The user answered a command approval: it leaves the screen, and the command runs or is declined. */

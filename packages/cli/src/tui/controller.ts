@@ -1,5 +1,6 @@
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { Observer, ThreadUsage } from '@infinity-code/runtime';
+import type { QuitChoice } from '../pending-changes.js';
 import type { Pricing } from '../pricing.js';
 import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 
@@ -64,6 +65,18 @@ export interface UserEditsUpdate {
   problem?: string;
 }
 
+/** Changes of the session the user's working tree has not received (what `/diff` would offer now). */
+export interface PendingChanges {
+  /** Repository-relative paths, as the diff lists them. */
+  files: string[];
+}
+
+/** What became of the session on the way out. */
+export interface QuitOutcome {
+  /** Printed once the TUI has gone: what happened to the changes, and how to get them back. */
+  message?: string;
+}
+
 /** What came of applying a decision, for the transcript. */
 export interface ReviewOutcome {
   message: string;
@@ -90,8 +103,19 @@ export interface TuiController {
   stop(): boolean;
   /** Summarise the root thread's history now. */
   compact(): Promise<void>;
-  /** Release the session (close the system, stores, watchers); the TUI exits after it. */
-  quit(): Promise<void>;
+  /**
+   * Release the session (close the system, stores, watchers); the TUI exits after it. `changes`
+   * says what becomes of the pending changes (see pendingChanges): applied to the working tree
+   * first, kept for the next run (-c), or discarded (the conversation stays).
+   */
+  quit(changes: QuitChoice): Promise<QuitOutcome>;
+  /** The session's changes the working tree has not received; null when there are none. */
+  pendingChanges(): Promise<PendingChanges | null>;
+  /**
+   * After each final answer of the root (its turn over), the pending changes, when there are
+   * any. Returns the unsubscribe function.
+   */
+  onChangesWaiting(listener: (changes: PendingChanges) => void): () => void;
   /** Start a fresh session; the TUI clears its state for it. */
   newSession(): Promise<{ sessionId: string; rootThreadId?: string }>;
   listSessions(): Promise<SessionSummary[]>;

@@ -1,5 +1,5 @@
 import type { Observer } from '@infinity-code/runtime';
-import type { CommandApproval, ReviewRequest, TuiController, UserEditsUpdate } from './controller.js';
+import type { CommandApproval, PendingChanges, ReviewRequest, TuiController, UserEditsUpdate } from './controller.js';
 
 /**
  * A controller for a session still opening: the UI can draw and take input at once; calls wait
@@ -33,11 +33,16 @@ export function deferredController(ready: Promise<TuiController>): TuiController
     send: async (text) => (await ready).send(text),
     stop: () => live?.stop() ?? false,
     compact: async () => (await ready).compact(),
-    async quit() {
+    async quit(changes) {
       // A session that failed to open has nothing to release.
       const c = await ready.catch(() => undefined);
-      await c?.quit();
+      return c ? c.quit(changes) : {};
     },
+    async pendingChanges() {
+      const c = await ready.catch(() => undefined);
+      return c ? c.pendingChanges() : null;
+    },
+    onChangesWaiting: (listener: (changes: PendingChanges) => void) => later((c) => c.onChangesWaiting(listener)),
     newSession: async () => (await ready).newSession(),
     listSessions: async () => (await ready).listSessions(),
     setModel: async (id) => (await ready).setModel(id),

@@ -29,6 +29,8 @@ export type ReviewAction =
   | { type: 'reason-backspace' }
   | { type: 'reason-confirm' }
   | { type: 'reason-cancel' }
+  /** Esc on a review that can't be closed undecided (a child waits for it): say what to do. */
+  | { type: 'needs-decision' }
   | { type: 'finish' };
 
 export function initialReview(diff: ReviewDiff): ReviewState {
@@ -57,6 +59,8 @@ export function reduceReview(s: ReviewState, a: ReviewAction): ReviewState {
       return s.reason ? { ...s, reason: { ...s.reason, text: s.reason.text.slice(0, -1) } } : s;
     case 'reason-cancel':
       return { ...s, reason: null };
+    case 'needs-decision':
+      return { ...s, message: 'A child thread waits for this decision: A accepts all of it, R rejects it (with a reason).' };
     case 'reason-confirm': {
       if (!s.reason) return s;
       const { target, text } = s.reason;
@@ -91,6 +95,19 @@ export function undecided(s: ReviewState): string[] {
 /** The file the cursor is in (its hunks are the ones shown). */
 export function currentFile(s: ReviewState): number {
   return s.entries[s.cursor]?.file ?? 0;
+}
+
+/**
+ * A file's decisions in a few words: "✓2 ✗1" once all are made, "1 undecided" or "✓1 · 2 of 3
+ * undecided" before. Pieces, so the view can colour them.
+ */
+export function tallyParts(t: { accepted: number; rejected: number; total: number }): Array<{ kind: 'accepted' | 'rejected' | 'open'; text: string }> {
+  const parts: Array<{ kind: 'accepted' | 'rejected' | 'open'; text: string }> = [];
+  if (t.accepted > 0) parts.push({ kind: 'accepted', text: `✓${t.accepted}` });
+  if (t.rejected > 0) parts.push({ kind: 'rejected', text: `✗${t.rejected}` });
+  const open = t.total - t.accepted - t.rejected;
+  if (open > 0) parts.push({ kind: 'open', text: open === t.total ? `${open} undecided` : `${open} of ${t.total} undecided` });
+  return parts;
 }
 
 /** Accepted / rejected / total hunks of a file. */

@@ -45,7 +45,8 @@ describe('<DiffReview>', () => {
     const r = await mount(DIFF);
     const f = r.frame();
     expect(f).toContain('Review: Changes from worker (2 files, +2 -2)');
-    expect(f).toMatch(/▸ M src\/a\.ts\s+\/2[\s│]+A img\/logo\.png\s+\/1/);
+    // Undecided files say so in words (a bare "/2" read as nothing).
+    expect(f).toMatch(/▸ M src\/a\.ts {2}2 undecided[\s│]+A img\/logo\.png {2}1 undecided/);
     expect(f).toMatch(/src\/a\.ts[\s│]+· @@ -1,2 \+1,2 @@[\s│]+keep[\s│]+-old one[\s│]+\+new one[\s│]+· @@ -9,1 \+9,1 @@[\s│]+↑↓ move/);
     await r.press('\u001b[B', '\u001b[B'); // down twice: onto the second hunk
     expect(r.frame()).toMatch(/▸ · @@ -9,1 \+9,1 @@[\s│]+-old two[\s│]+\+new two/);

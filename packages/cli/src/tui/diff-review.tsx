@@ -4,6 +4,7 @@ import {
   fileTally,
   initialReview,
   reduceReview,
+  tallyParts,
   toDecision,
   undecided,
   type ReviewAction,
@@ -24,11 +25,13 @@ export interface DiffReviewProps {
   maxHunkLines?: number;
   /** Said before anything is applied: files of this diff the user edited too (see editWarning). */
   warning?: { files: string[]; text: string };
+  /** Esc closes the review undecided (nothing applied); without it, Esc says a decision is needed. */
+  onDismiss?: () => void;
 }
 
 const STATUS_LETTER: Record<ReviewFile['status'], string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
 
-function keyToAction(s: ReviewState, input: string, key: Key): ReviewAction | null {
+function keyToAction(s: ReviewState, input: string, key: Key): ReviewAction | 'dismiss' | null {
   if (s.reason) {
     if (key.return) return { type: 'reason-confirm' };
     if (key.escape) return { type: 'reason-cancel' };
@@ -43,16 +46,21 @@ function keyToAction(s: ReviewState, input: string, key: Key): ReviewAction | nu
   if (input === 'A') return { type: 'accept', scope: 'all' };
   if (input === 'R') return { type: 'reject', scope: 'all' };
   if (key.return) return { type: 'finish' };
+  if (key.escape) return 'dismiss';
   return null;
 }
 
 /** Review a diff file by file and hunk by hunk: accept, or reject with a reason. */
-export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 20, warning }: DiffReviewProps) {
+export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 20, warning, onDismiss }: DiffReviewProps) {
   const [get, update] = useLatestState<ReviewState>(() => initialReview(diff));
   useInput(
     (input, key) => {
       const before = get();
-      const action = keyToAction(before, input, key);
+      let action = keyToAction(before, input, key);
+      if (action === 'dismiss') {
+        if (onDismiss) return onDismiss();
+        action = { type: 'needs-decision' };
+      }
       if (!action) return;
       const next = update((s) => reduceReview(s, action));
       if (next.done && !before.done) onDecision(toDecision(next));
@@ -79,7 +87,7 @@ export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 2
         </Text>
       ) : (
         <Text dimColor>
-          ↑↓ move · a accept · r reject · A accept all · R reject all · Enter finish
+          ↑↓ move · a accept · r reject · A accept all · R reject all · Enter finish{onDismiss ? ' · Esc close' : ''}
           {open > 0 ? ` · ${open} undecided` : ' · all decided'}
         </Text>
       )}
@@ -103,9 +111,12 @@ function FileList({ state, edited }: { state: ReviewState; edited: string[] }) {
             </Text>
             {notes.length > 0 ? <Text color="magenta">  {notes.join(' · ')}</Text> : null}
             <Text color="gray">
-              {'  '}
-              {t.accepted > 0 ? <Text color="green">✓{t.accepted} </Text> : null}
-              {t.rejected > 0 ? <Text color="red">✗{t.rejected} </Text> : null}/{t.total}
+              {tallyParts(t).map((p) => (
+                <Text key={p.kind} color={p.kind === 'accepted' ? 'green' : p.kind === 'rejected' ? 'red' : 'gray'}>
+                  {'  '}
+                  {p.text}
+                </Text>
+              ))}
             </Text>
             {edited.includes(f.path) ? <Text color="red">  ✎ edited by you</Text> : null}
           </Text>

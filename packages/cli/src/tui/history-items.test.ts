@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LocalSystem, MemoryStore, ScriptedProvider, type AsyncTool, type CompletionRequest, type ScriptedReply } from '@infinity-code/runtime';
+import { callDisplays } from './history-items.js';
 import { initialState, reduce, type TranscriptItem, type UiState } from './state.js';
 import { heldTool, lastText, threadOf } from './testing.js';
 
@@ -70,6 +71,15 @@ describe('a resumed session shows its earlier transcript', () => {
     const tools = resumed.items.filter((i) => i.kind === 'tool');
     expect(tools[0]).toMatchObject({ display: 'look {"path":"a.ts"}', summary: '1\tconst a = 1;' });
     expect(tools[2]).toMatchObject({ display: 'build {}', summary: 'ended by your message' });
+    // The spawn's result is worded for the model; the row says what the live one said.
+    expect(tools[1]).toMatchObject({ summary: expect.stringMatching(/^started thread th_/) });
+    expect(JSON.stringify(resumed.items)).not.toContain('its reports will arrive');
+
+    // Given the session's display lines, every call row reads as it did live.
+    const rows = (st: UiState) => st.items.flatMap((i) => (i.kind === 'tool' ? [[i.display, i.summary, i.status]] : []));
+    const withLines = reduce(initialState(info), { type: 'ui:history', messages: history, displays: callDisplays(history, (c) => system.callDisplay(c)) });
+    expect(rows(withLines)).toEqual(rows(live));
+    expect(rows(withLines)[1]?.[0]).toBe('Spawn thread: Fix the parser');
   });
 
   it('marks where a compaction summary stands for the older conversation', async () => {

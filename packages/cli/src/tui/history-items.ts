@@ -14,7 +14,7 @@ type InjectedEntry = Extract<HistoryEntry, { kind: 'injected' }>;
  * runtime reads it (the same items live events would have produced: messages, tool rows, reports
  * and command output). Pure: the store's history in, UI items out.
  */
-export function replayHistory(s: UiState, history: readonly HistoryMessage[]): UiState {
+export function replayHistory(s: UiState, history: readonly HistoryMessage[], displays: Readonly<Record<string, string>> = {}): UiState {
   // Display lines of the calls so far, to name the output of their subscriptions.
   const calls = new Map<string, string>();
   let next = s;
@@ -34,8 +34,9 @@ export function replayHistory(s: UiState, history: readonly HistoryMessage[]): U
         next = pushItem(next, { kind: 'notice', level: 'compaction', text: 'Earlier conversation summarised.' });
         break;
       case 'tool': {
-        // The tool's own display line isn't stored; the same fallback as a live call without one.
-        const display = `${entry.call.name} ${truncate(JSON.stringify(entry.call.input), 80)}`;
+        // Display lines aren't stored: the tool's line for the call when the session knows the
+        // tool, else the same fallback as a live call without one.
+        const display = displays[entry.call.id] ?? `${entry.call.name} ${truncate(JSON.stringify(entry.call.input), 80)}`;
         calls.set(entry.call.id, display);
         next = pushItem(next, { kind: 'tool', display, ...outcome(entry) });
         break;
@@ -58,6 +59,8 @@ function outcome(entry: ToolEntry): { status: 'ok' | 'error' | 'interrupted'; su
     case 'restart':
       return { status: 'interrupted', summary: 'interrupted by a restart' };
     default:
+      // A spawn's result is worded for the model: say what the live row said.
+      if (entry.spawned !== undefined) return { status: 'ok', summary: `started thread ${entry.spawned}` };
       return { status: entry.result.isError ? 'error' : 'ok', summary: finishedCall(undefined, entry.result.content).summary };
   }
 }
@@ -77,3 +80,19 @@ function injected(s: UiState, entry: InjectedEntry, calls: ReadonlyMap<string, s
   return pushItem(s, { kind: 'event', source: entry.source === 'parent' ? 'parent' : source, ...eventLines(undefined, shown) });
 }
 
+
+/** The display line of every call in `history` that `display` knows, by call id (see replayHistory). */
+export function callDisplays(
+  history: readonly HistoryMessage[],
+  display: (call: { name: string; input: Record<string, unknown> }) => string | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of history) {
+    for (const b of m.content) {
+      if (b.type !== 'tool_use') continue;
+      const line = display(b);
+      if (line !== undefined) out[b.id] = line;
+    }
+  }
+  return out;
+}

@@ -2,7 +2,17 @@
 export { runTui, type RunTuiOptions } from './run-tui.js';
 export { App, type AppProps } from './app.js';
 export { createUiStore, type UiStore } from './store.js';
-export type { CommandApproval, ReviewOutcome, ReviewRequest, SessionSummary, TuiController, TuiInfo, UserEditsUpdate } from './controller.js';
+export type {
+  CommandApproval,
+  PendingChanges,
+  QuitOutcome,
+  ReviewOutcome,
+  ReviewRequest,
+  SessionSummary,
+  TuiController,
+  TuiInfo,
+  UserEditsUpdate,
+} from './controller.js';
 export { localController, type LocalControllerOptions, type SessionHooks } from './local-controller.js';
 export { deferredController } from './deferred-controller.js';
 export { createReviewBroker, reviewNote, type ReviewBroker, type ReviewBrokerOptions } from './review-broker.js';

@@ -8,10 +8,16 @@ import { summarize, tail, truncate } from './format.js';
 /** Lines of subscription output an event item keeps when its tool gave none to show. */
 const EVENT_LINES = 5;
 
-/** A child's label: the first line of the task its parent gave it. */
+/** Longer than any terminal line: the screen cuts labels, this only bounds them. */
+const LABEL_MAX = 400;
+
+/**
+ * A child's label: the first line of the task its parent gave it. Cut only where no terminal is
+ * that wide: rows cut it at the terminal's edge, titles wrap.
+ */
 export function taskLabel(task: string | undefined): string | undefined {
   const line = task?.split('\n')[0]?.trim();
-  return line ? truncate(line, 60) : undefined;
+  return line ? truncate(line, LABEL_MAX) : undefined;
 }
 
 /** A finished call's row: what its tool gave UIs, or the first line of its content (a tool server's tools give nothing). */

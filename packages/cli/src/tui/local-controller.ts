@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { LocalSystem } from '@infinity-code/runtime';
 import type { CommandApprovals } from './command-approvals.js';
-import type { ReviewOutcome, ReviewRequest, SessionSummary, TuiController, UserEditsUpdate } from './controller.js';
+import type { PendingChanges, QuitOutcome, ReviewOutcome, ReviewRequest, SessionSummary, TuiController, UserEditsUpdate } from './controller.js';
+import type { QuitChoice } from '../pending-changes.js';
 import type { ReviewBroker } from './review-broker.js';
 import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 
@@ -22,8 +23,10 @@ export interface SessionHooks {
   watchUserEdits?(listener: (edits: UserEditsUpdate) => void): () => void;
   /** Take the user's edits into the sandboxes' base (`/refresh`). */
   refreshBase?(): Promise<ReviewOutcome>;
-  /** Release the session; defaults to closing the system. */
-  quit?(): Promise<void>;
+  /** Release the session, doing `changes` to the pending ones first; defaults to closing the system. */
+  quit?(changes: QuitChoice): Promise<QuitOutcome>;
+  /** The root's changes the working tree has not received (see TuiController.pendingChanges); none by default. */
+  pendingChanges?(): Promise<PendingChanges | null>;
   /** The session's MCP servers (`/mcp`); none by default. */
   mcpStatus?(): Promise<McpServerStatus[]>;
 }
@@ -46,9 +49,23 @@ export function localController({ system, rootThreadId, reviews, approvals, hook
   let root = rootThreadId;
   // Threads with a slice running now: what stop() interrupts. Kept from events, not polled.
   const working = new Set<string>();
+  const waiting = new Set<(changes: PendingChanges) => void>();
+  const pendingChanges = () => (hooks.pendingChanges ? hooks.pendingChanges() : Promise.resolve(null));
   system.subscribe((e) => {
     if (e.type === 'slice-started') working.add(e.threadId);
-    else if (e.type === 'slice-finished') working.delete(e.threadId);
+    else if (e.type === 'slice-finished') {
+      working.delete(e.threadId);
+      // The root's answer is in: say whether its work still waits for /diff. Asked only when
+      // someone listens; a failure (the session closing) says nothing.
+      if (e.threadId === root && e.outcome === 'completed' && waiting.size > 0) {
+        pendingChanges().then(
+          (p) => {
+            if (p && p.files.length > 0) for (const l of waiting) l(p);
+          },
+          () => undefined,
+        );
+      }
+    }
   });
   return {
     subscribe: (observer) => system.subscribe(observer),
@@ -62,10 +79,16 @@ export function localController({ system, rootThreadId, reviews, approvals, hook
       return stopped;
     },
     compact: () => system.compact(root),
-    async quit() {
+    async quit(changes) {
       // A review left open is abandoned by the close; the next start asks it again.
-      if (hooks.quit) return hooks.quit();
+      if (hooks.quit) return hooks.quit(changes);
       await system.close();
+      return {};
+    },
+    pendingChanges,
+    onChangesWaiting(listener) {
+      waiting.add(listener);
+      return () => void waiting.delete(listener);
     },
     async newSession() {
       const s = hooks.newSession ? await hooks.newSession() : { sessionId: randomUUID() };

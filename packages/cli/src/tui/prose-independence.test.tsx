@@ -22,6 +22,7 @@ const REWORDED = vi.hoisted(() => ({
   interruptedByUser: 'STOPPED BY THE HUMAN',
   wokenByInput: 'WOKE UP',
   interruptedByRestart: 'LOST IN A RESTART',
+  spawned: 'CHILD {child} IS OFF',
 }));
 
 vi.mock('@infinity-code/runtime/wording', async (importOriginal) => {
@@ -35,7 +36,7 @@ afterEach(async () => {
   rig = undefined;
 });
 
-const REWORDED_TEXT = /CHILD SAYS|SIGNED OFF|WOKE UP|RECAP/;
+const REWORDED_TEXT = /CHILD SAYS|SIGNED OFF|WOKE UP|RECAP|IS OFF/;
 const INFO = { model: 'm', contextWindow: 0, backend: 'copy', sessionId: 'root' };
 
 /** Root: splits off "Fix the parser", sleeps until both its reports are in. Child: reports, then closes with a report. */

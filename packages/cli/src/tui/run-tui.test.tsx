@@ -51,6 +51,7 @@ describe('runTui', () => {
         quit: async () => {
           quit = true;
           await system.close();
+          return {};
         },
       },
     });

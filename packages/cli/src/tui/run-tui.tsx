@@ -2,6 +2,7 @@ import type { HistoryMessage } from '@infinity-code/runtime';
 import { render } from 'ink';
 import type { PromptWorkspace } from '../prompt-workspace.js';
 import { App } from './app.js';
+import { callDisplays } from './history-items.js';
 import type { TuiController, TuiInfo } from './controller.js';
 import { MarkdownProvider, type MarkdownRenderer } from './markdown.js';
 import { createUiStore } from './store.js';
@@ -23,6 +24,8 @@ export interface RunTuiOptions {
   ready?: Promise<{
     backend: string;
     history?: readonly HistoryMessage[];
+    /** A call's display line as its tool gives it, for the earlier transcript (lines aren't stored). */
+    callDisplay?: (call: { name: string; input: Record<string, unknown> }) => string | undefined;
     /** Said once the session is open (a definition left out of .mcp.json, say). */
     notices?: readonly string[];
     /** Later notices (an MCP server that failed); returns the unsubscribe function. */
@@ -31,10 +34,11 @@ export interface RunTuiOptions {
 }
 
 /**
- * Runs the interactive UI until the user quits (/quit, or Ctrl+C twice). Needs a TTY on stdin:
- * off a TTY the keyboard is inactive, so callers should go headless instead.
+ * Runs the interactive UI until the user quits (/quit, Ctrl+C twice, Ctrl+D). Needs a TTY on
+ * stdin: off a TTY the keyboard is inactive, so callers should go headless instead. Resolves with
+ * what to tell the user once the UI has gone (what became of the session's changes), if anything.
  */
-export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<void> {
+export async function runTui(controller: TuiController, info: TuiInfo, opts: RunTuiOptions = {}): Promise<string | undefined> {
   const store = createUiStore(controller, info);
   let markdownSettled!: () => void;
   const markdown = new Promise<void>((resolve) => (markdownSettled = resolve));
@@ -45,8 +49,10 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
       return ready;
     })
     .then(
-    ({ backend, history, notices, onNotice }) => {
-      if (history && history.length > 0) store.dispatch({ type: 'ui:history', messages: history });
+    ({ backend, history, callDisplay, notices, onNotice }) => {
+      if (history && history.length > 0) {
+        store.dispatch({ type: 'ui:history', messages: history, ...(callDisplay ? { displays: callDisplays(history, callDisplay) } : {}) });
+      }
       store.dispatch({ type: 'ui:backend', backend });
       for (const text of notices ?? []) store.dispatch({ type: 'ui:notice', level: 'error', text });
       onNotice?.((text, level) => store.dispatch({ type: 'ui:notice', level, text }));
@@ -77,7 +83,8 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
   // Command files that define nothing are said once the first frame is out (and again in /help).
   for (const p of opts.workspace?.commands().problems ?? []) store.dispatch({ type: 'ui:notice', level: 'error', text: p.message });
   try {
-    await instance.waitUntilExit();
+    const farewell = await instance.waitUntilExit();
+    return typeof farewell === 'string' ? farewell : undefined;
   } finally {
     store.disconnect();
   }

@@ -3,6 +3,7 @@ import { replayHistory } from './history-items.js';
 import { reduceRuntime } from './state-runtime.js';
 import type { CommandApproval, ReviewRequest } from './controller.js';
 import { shortId } from './format.js';
+import { changesWaitLine, type QuitChoice } from '../pending-changes.js';
 import { flushLive, initialState, notice, pushItem, updateThread, type NoticeLevel, type PendingReview, type UiState } from './ui-state.js';
 
 export * from './ui-state.js';
@@ -17,8 +18,8 @@ export type UiAction =
   | { type: 'ui:model'; model: string; contextWindow?: number }
   /** The session finished opening in the background (the first frame doesn't wait for it). */
   | { type: 'ui:backend'; backend: string }
-  /** A resumed session's earlier transcript (the root's stored history). */
-  | { type: 'ui:history'; messages: readonly HistoryMessage[] }
+  /** A resumed session's earlier transcript (the root's stored history), with its calls' display lines by id. */
+  | { type: 'ui:history'; messages: readonly HistoryMessage[]; displays?: Readonly<Record<string, string>> }
   /** A diff to review (a child's report waits for it, or `/diff`); the title defaults from the thread. */
   | { type: 'ui:review-open'; review: ReviewRequest & { title?: string } }
   /** A review was decided (or failed); it leaves the queue. */
@@ -28,6 +29,14 @@ export type UiAction =
   /** It was answered, or its call ended first. */
   | { type: 'ui:approval-closed'; id: string }
   | { type: 'ui:quit-armed'; armed: boolean }
+  /** Quitting with changes the working tree has not received: ask what becomes of them. */
+  | { type: 'ui:quit-ask'; files: string[] }
+  /** The user stays after all. */
+  | { type: 'ui:quit-cancel' }
+  /** The session is being closed, the changes applied, kept or discarded first. */
+  | { type: 'ui:leaving'; changes: QuitChoice }
+  /** The root answered, and changes of the session wait for /diff. */
+  | { type: 'ui:changes-waiting'; files: string[] }
   /** Files the user changed in the working tree since the sandboxes' base (the full list). */
   | { type: 'ui:user-edits'; paths: string[] };
 
@@ -72,7 +81,7 @@ function reduceUi(s: UiState, a: UiAction): UiState {
         `New session ${a.sessionId}.`,
       );
     case 'ui:history':
-      return replayHistory(s, a.messages);
+      return replayHistory(s, a.messages, a.displays);
     case 'ui:backend':
       return { ...s, status: { ...s.status, backend: a.backend } };
     case 'ui:model':
@@ -96,10 +105,14 @@ function reduceUi(s: UiState, a: UiAction): UiState {
       const review: PendingReview = { ...a.review, title: a.review.title ?? `Changes from ${label}` };
       const next = { ...s, reviews: [...s.reviews, review] };
       // The child is blocked on the human now; its row should say so.
-      return child ? updateThread(next, child, (t) => ({ ...t, tool: 'waiting for your review' })) : next;
+      return child ? updateThread(next, child, (t) => ({ ...t, tool: 'waiting for your review', awaitingUser: true })) : next;
     }
-    case 'ui:review-closed':
-      return { ...s, reviews: s.reviews.filter((r) => r.id !== a.id) };
+    case 'ui:review-closed': {
+      const child = s.reviews.find((r) => r.id === a.id)?.childThreadId;
+      const next = { ...s, reviews: s.reviews.filter((r) => r.id !== a.id) };
+      // Decided: the child goes on (its next events say with what).
+      return child ? updateThread(next, child, ({ awaitingUser: _, ...t }) => ({ ...t, tool: undefined })) : next;
+    }
     case 'ui:approval-open':
       if (s.approvals.some((q) => q.id === a.approval.id)) return s;
       return { ...s, approvals: [...s.approvals, a.approval] };
@@ -107,6 +120,14 @@ function reduceUi(s: UiState, a: UiAction): UiState {
       return s.approvals.some((q) => q.id === a.id) ? { ...s, approvals: s.approvals.filter((q) => q.id !== a.id) } : s;
     case 'ui:quit-armed':
       return { ...s, quitArmed: a.armed };
+    case 'ui:quit-ask':
+      return { ...s, quitAsk: { files: a.files } };
+    case 'ui:quit-cancel':
+      return { ...s, quitAsk: null, quitArmed: false };
+    case 'ui:leaving':
+      return { ...s, quitAsk: null, leaving: a.changes };
+    case 'ui:changes-waiting':
+      return notice(s, 'info', changesWaitLine(a.files));
     case 'ui:user-edits':
       return { ...s, userEdited: a.paths };
   }

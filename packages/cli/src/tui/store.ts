@@ -35,6 +35,7 @@ export function createUiStore(controller: TuiController, info: TuiInfo): UiStore
     dispatch({ type: 'ui:user-edits', paths: edits.paths });
     if (edits.problem) dispatch({ type: 'ui:notice', level: 'error', text: edits.problem });
   });
+  const unsubscribeWaiting = controller.onChangesWaiting((changes) => dispatch({ type: 'ui:changes-waiting', files: changes.files }));
   return {
     getState: () => state,
     dispatch,
@@ -49,6 +50,7 @@ export function createUiStore(controller: TuiController, info: TuiInfo): UiStore
       unsubscribeReviews();
       unsubscribeApprovals();
       unsubscribeEdits();
+      unsubscribeWaiting();
     },
   };
 }

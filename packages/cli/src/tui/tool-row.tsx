@@ -35,7 +35,14 @@ export function ToolRow(props: ToolRowProps) {
   return (
     <Box flexDirection="column">
       <Box>
-        {status === 'running' ? <Spinner animate={props.animate ?? true} /> : <Text color={MARK[status].color}>{MARK[status].mark}</Text>}
+        {/* A wait (sleep) runs nothing: a still mark, no redraws. */}
+        {status !== 'running' ? (
+          <Text color={MARK[status].color}>{MARK[status].mark}</Text>
+        ) : props.passive ? (
+          <Text color="gray">◌</Text>
+        ) : (
+          <Spinner animate={props.animate ?? true} />
+        )}
         <Text bold> {display}</Text>
       </Box>
       {status === 'running' ? (

@@ -1,5 +1,6 @@
 import { ZERO_USAGE, type Usage } from '@infinity-code/runtime/messages';
 import type { CommandApproval, ReviewRequest, TuiInfo } from './controller.js';
+import type { QuitChoice } from '../pending-changes.js';
 import { BUILT_IN_PRICING, type Pricing } from '../pricing.js';
 
 export type NoticeLevel = 'info' | 'error' | 'retry' | 'compaction';
@@ -77,6 +78,8 @@ export interface ChildThread {
   waiting?: 'passive' | 'active';
   /** How its last slice ended, when it isn't working. */
   outcome?: string;
+  /** Its report waits for the user's review: nothing runs for it meanwhile. */
+  awaitingUser?: boolean;
 }
 
 export interface StatusInfo {
@@ -129,6 +132,10 @@ export interface UiState {
   approvals: CommandApproval[];
   /** Ctrl+C was pressed once: the next press quits. */
   quitArmed: boolean;
+  /** Quitting, asked what becomes of these changes (not in the working tree yet). */
+  quitAsk: { files: string[] } | null;
+  /** Leaving, with the changes applied, kept or discarded: the session is being closed. */
+  leaving: QuitChoice | null;
   /** Files the user changed in the working tree since the sandboxes' base was taken. */
   userEdited: string[];
 }
@@ -159,6 +166,8 @@ export function initialState(info: TuiInfo): UiState {
     reviews: [],
     approvals: [],
     quitArmed: false,
+    quitAsk: null,
+    leaving: null,
     userEdited: [],
   };
 }

@@ -1,7 +1,7 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { gc } from '../index.js';
+import { gc, selectHunks } from '../index.js';
 import type { SuiteContext } from './backend-suite.js';
 import { runAndKill } from './crash.js';
 import { binary, git, hashTree, leftovers, lines, makeRepo, tempDir, viewTree } from './fixtures.js';
@@ -196,6 +196,57 @@ export function registerChangeTests(s: SuiteContext): void {
     expect(await readFile(path.join(repo, 'c.txt'), 'utf8')).toBe('new\n');
     // The commit itself stayed in the sandbox.
     expect(await git(repo, 'log', '--format=%s')).toBe('initial');
+  });
+
+  it('workingTreeDiff offers only what the working tree has not received: the rest of a partial apply, then nothing, then new work; kept across a resume; a refresh starts afresh', async () => {
+    const repo = await makeRepo({ 'a.txt': lines(40), 'b.txt': 'b\n' });
+    const stateDir = await tempDir('ic-state-delivered-');
+    const session = await s.open(repo, { stateDir });
+    const sb = await session.create('root');
+    await sb.writeFile('a.txt', lines(40).replace('line 3\n', 'line 3 agent\n').replace('line 35\n', 'line 35 agent\n'));
+    await sb.writeFile('c.txt', 'new\n');
+
+    // The first hunk of a.txt and all of c.txt, not the second hunk.
+    const whole = await sb.workingTreeDiff();
+    expect(whole.files.map((f) => f.path)).toEqual(['a.txt', 'c.txt']);
+    const part = selectHunks(whole, ['a.txt#0', 'c.txt#0']);
+    expect(await sb.applyToWorkingTree(part)).toMatchObject({ clean: true, conflicts: [] });
+    expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toContain('line 3 agent\n');
+    expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).not.toContain('line 35 agent');
+
+    const rest = await sb.workingTreeDiff();
+    expect(rest.files.map((f) => f.path)).toEqual(['a.txt']);
+    expect(rest.patch).toContain('+line 35 agent');
+    expect(rest.patch).not.toContain('line 3 agent');
+    expect(await sb.applyToWorkingTree(rest)).toMatchObject({ clean: true });
+    expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toBe(lines(40).replace('line 3\n', 'line 3 agent\n').replace('line 35\n', 'line 35 agent\n'));
+    expect((await sb.workingTreeDiff()).isEmpty).toBe(true);
+
+    // New work (and undoing a delivered change) is offered, and only that; the same after a resume.
+    await sb.writeFile('b.txt', 'b agent\n');
+    await sb.remove('c.txt');
+    await session.close({ keep: true });
+    const resumed = await s.open(repo, { stateDir, resume: session.id });
+    const again = resumed.get('root')!;
+    const next = await again.workingTreeDiff();
+    expect(next.files.map((f) => [f.path, f.status])).toEqual([
+      ['b.txt', 'modified'],
+      ['c.txt', 'deleted'],
+    ]);
+    // The whole story is still there since the snapshot.
+    expect((await again.diff({ since: 'snapshot' })).files.map((f) => f.path)).toEqual(['a.txt', 'b.txt']);
+
+    expect(await again.applyToWorkingTree(next)).toMatchObject({ clean: true });
+    expect(await readFile(path.join(repo, 'b.txt'), 'utf8')).toBe('b agent\n');
+    await expect(readFile(path.join(repo, 'c.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await again.workingTreeDiff()).isEmpty).toBe(true);
+
+    // A refresh takes the working tree (what was delivered included) as the new snapshot.
+    await writeFile(path.join(repo, 'user.txt'), 'mine\n');
+    await resumed.refreshBase();
+    expect((await again.workingTreeDiff()).isEmpty).toBe(true);
+    await again.writeFile('d.txt', 'd\n');
+    expect((await again.workingTreeDiff()).files.map((f) => f.path)).toEqual(['d.txt']);
   });
 
   it('applyToWorkingTree reports an overlapping edit as a conflict with markers', async () => {
