@@ -357,6 +357,8 @@ export class Sandbox {
       const tree = await treeWithPatch(ctx, base, patch.patchBytes);
       if (tree !== undefined) {
         this.deliveredRecord = { snapshot, tree };
+        // Diffs for the working tree start from what was delivered: those made before no longer hold.
+        this.diffs.clear();
         await this.owner.save();
       }
     }
