@@ -37,7 +37,8 @@ describe('slash commands', () => {
   it('documents every command and the keys', () => {
     const help = helpText();
     for (const name of ['/help', '/quit', '/new', '/sessions', '/model [id]', '/cost', '/stop', '/diff', '/compact', '/mcp']) expect(help).toContain(name);
-    expect(help).toContain('Ctrl+C twice quit');
+    expect(help).toContain('Ctrl+C twice or Ctrl+D quit');
+    expect(help).toContain('Esc closes a /diff review');
   });
 
   describe("the project's commands", () => {

@@ -109,7 +109,8 @@ export function helpText(project: Pick<ProjectCommands, 'problems'> & { commands
     ...projectPart,
     'Keys:',
     '  Enter send · Shift+Enter, Alt+Enter or a trailing \\ new line · ↑/↓ history · Tab complete',
-    '  @path attaches a file (Tab completes it) · Esc or Ctrl+C stop the agent · Ctrl+C twice quit',
+    '  @path attaches a file (Tab completes it) · Esc or Ctrl+C stop the agent · Esc closes a /diff review',
+    '  Ctrl+C twice or Ctrl+D quit (asking first what becomes of changes not in your working tree)',
   ].join('\n');
 }
 
