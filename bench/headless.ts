@@ -25,11 +25,11 @@
 //   enter_to_request   Enter on the task -> the fake API has the first model request (the API's
 //                      clock: no screen reading in between)
 //   start_to_ready     Enter that starts the CLI in the pane -> first frame with the prompt
-//   start_to_open      ... -> the status line names the sandbox (the session has opened)
-// Runs alternate between entering the task once the session has opened (a user who typed for a
-// few seconds; the target's figure) and `early`, as soon as the prompt shows it (a pasted task:
-// the rest of the session's opening is then waited for). Medians of TUI_RUNS runs of each
-// (default 5) after one warm-up run.
+//   start_to_open      ... -> the status line names the sandbox (session and root sandbox ready)
+// Runs alternate between entering the task once the status line names the sandbox (a user who
+// typed for a second or more; the target's figure) and `early`, as soon as the prompt shows it (a
+// pasted task: the rest of the session's opening is then waited for). Medians of TUI_RUNS runs
+// of each (default 5) after one warm-up run.
 //
 // LARGE=<files> (default 50000; 0 skips) adds the large-repository case through
 // @infinity-code/sandbox: a session's open (snapshot of the working tree, base ready, root

@@ -8,10 +8,10 @@
 // involves no screen reading at all.
 //
 // Each run enters the task at one of two moments:
-//   open   once the status line names the sandbox (the session has opened): what a user who
-//          takes a few seconds to type a task sees.
-//   early  as soon as the prompt is drawn and shows the task: a task typed or pasted at once;
-//          the rest of the session's opening is then part of enter_to_request.
+//   open   once the status line names the sandbox (the session and its root sandbox are ready):
+//          what a user who takes a second or more to type a task sees.
+//   early  as soon as the prompt is drawn and shows the task: a task pasted at once; the rest of
+//          the session's opening (not its sandbox) is then part of enter_to_request.
 // The model answers with text only: nothing is changed, so /quit asks nothing and ends the CLI.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -114,7 +114,7 @@ async function runOnce(o: TuiCaseOptions, tmux: string[], mode: Mode, index: num
     const t0 = performance.now();
     await ctl.press('Enter');
     const ready = await ctl.waitForScreen((s) => s.includes(PROMPT), 'prompt');
-    // The status line says `sandbox …` until the session has opened.
+    // The status line says `sandbox …` until the root sandbox is ready.
     const open = mode === 'open' ? await ctl.waitForScreen((s) => /sandbox [^…\s]/.test(s), 'sandbox in the status line') : undefined;
     await ctl.type(TASK);
     await ctl.waitForScreen((s) => s.includes(`› ${TASK}`), 'task in the prompt');
