@@ -19,14 +19,27 @@
 // runs with `--permission-mode acceptEdits --allowedTools "Bash(node test.js)" Read Edit`
 // (`--dangerously-skip-permissions` is refused as root).
 //
+// The TUI (needs tmux; said and skipped without it): the built CLI in a 120x40 tmux pane, same
+// repository and environment, a task typed at the prompt, answered with text only, then /quit.
+// Each run times (see tui-first-request.ts):
+//   enter_to_request   Enter on the task -> the fake API has the first model request (the API's
+//                      clock: no screen reading in between)
+//   start_to_ready     Enter that starts the CLI in the pane -> first frame with the prompt
+//   start_to_open      ... -> the status line names the sandbox (session and root sandbox ready)
+// Runs alternate between entering the task once the status line names the sandbox (a user who
+// typed for a second or more; the target's figure) and `early`, as soon as the prompt shows it (a
+// pasted task: the rest of the session's opening is then waited for). Medians of TUI_RUNS runs
+// of each (default 5) after one warm-up run.
+//
 // LARGE=<files> (default 50000; 0 skips) adds the large-repository case through
 // @infinity-code/sandbox: a session's open (snapshot of the working tree, base ready, root
 // sandbox, first file read), first in a fresh state dir (alternating with `git worktree add` of
 // the same tree), then again after 10 files changed (the previous session's base is reused).
 //
-// Env: RUNS (0 skips the small task), CLAUDE_CODE_BIN, INFINITY_CODE_BIN, LARGE, LARGE_RUNS (first
-// and second opens each, medians; default 3),
-// HEADLESS_STDERR=1 (show the CLIs' stderr).
+// Env: RUNS (0 skips the small task), TUI_RUNS (0 skips the TUI), TUI_NODE_ARGS (flags for the
+// TUI's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), CLAUDE_CODE_BIN, INFINITY_CODE_BIN,
+// LARGE, LARGE_RUNS (first and second opens each, medians; default 3),
+// HEADLESS_STDERR=1 (show the CLIs' stderr). `RUNS=0 LARGE=0` times the TUI alone.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,39 +47,22 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeMessagesApi, type FakeBrain, type FakeReply, type FakeRequestBody } from '@infinity-code/runtime/testing';
 import { openSession, probeBackends } from '@infinity-code/sandbox';
+import { BUGGY, FIXED, makeRepo } from './bug-repo.js';
+import { fmt, median } from './figures.js';
+import { tuiCase } from './tui-first-request.js';
 
 // INFINITY_CODE_BIN: another build's dist/main.js (another worktree's), to compare before and after.
 const bin = process.env.INFINITY_CODE_BIN ?? fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
 if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`pnpm build\` first`);
 const RUNS = Number(process.env.RUNS ?? 7);
 const CLAUDE = process.env.CLAUDE_CODE_BIN;
+const TUI_RUNS = Number(process.env.TUI_RUNS ?? 5);
 const LARGE = Number(process.env.LARGE ?? 50_000);
 const LARGE_RUNS = Number(process.env.LARGE_RUNS ?? 3);
 const TASK = 'The test in test.js fails: fix the bug in lib.js so that `node test.js` passes.';
 const PHASES = ['start', 'read', 'edit', 'test', 'exit'] as const;
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const fmt = (x: number): string => x.toFixed(0);
-
 // --- the repository and the scripted model ---------------------------------------------------
-
-const BUGGY = 'return a - b;';
-const FIXED = 'return a + b;';
-
-function makeRepo(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'ic-bench-headless-')));
-  writeFileSync(join(dir, 'lib.js'), `// Adds two numbers.\nexport function add(a, b) {\n  ${BUGGY}\n}\n`);
-  writeFileSync(
-    join(dir, 'test.js'),
-    "import assert from 'node:assert';\nimport { add } from './lib.js';\nassert.strictEqual(add(2, 3), 5);\nconsole.log('ok');\n",
-  );
-  writeFileSync(join(dir, 'package.json'), '{ "name": "bench-headless", "type": "module" }\n');
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
-  git('init', '-q');
-  git('add', '-A');
-  git('-c', 'user.email=bench@example.com', '-c', 'user.name=bench', 'commit', '-qm', 'init');
-  return dir;
-}
 
 type Block = NonNullable<FakeReply['content']>[number];
 interface Msg {
@@ -298,14 +294,18 @@ async function largeCase(files: number): Promise<void> {
 
 // --- main -----------------------------------------------------------------------------------------
 
-const homes = { ours: mkdtempSync(join(tmpdir(), 'ic-bench-home-')), claude: mkdtempSync(join(tmpdir(), 'ic-bench-cc-home-')) };
+const homes = {
+  ours: mkdtempSync(join(tmpdir(), 'ic-bench-home-')),
+  claude: mkdtempSync(join(tmpdir(), 'ic-bench-cc-home-')),
+  tui: mkdtempSync(join(tmpdir(), 'ic-bench-tui-home-')),
+};
 const clis: Array<'ours' | 'claude'> = CLAUDE ? ['ours', 'claude'] : ['ours'];
 try {
   if (RUNS > 0) await smallCase();
+  if (TUI_RUNS > 0) await tuiCase({ bin, runs: TUI_RUNS, home: homes.tui, nodeArgs: (process.env.TUI_NODE_ARGS ?? '').split(' ').filter(Boolean) });
   if (LARGE > 0) await largeCase(LARGE);
 } finally {
-  rmSync(homes.ours, { recursive: true, force: true });
-  rmSync(homes.claude, { recursive: true, force: true });
+  for (const home of Object.values(homes)) rmSync(home, { recursive: true, force: true });
 }
 
 async function smallCase(): Promise<void> {

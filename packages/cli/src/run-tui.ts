@@ -66,13 +66,8 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
   const done = runTui(deferredController(opening.then((s) => s.controller)), info, {
     // Project commands and mentioned files come from the working tree itself, not a sandbox.
     workspace: promptWorkspace(setup.root),
-    ready: opening.then((s) => ({
-      backend: s.backend,
-      history: s.history,
-      callDisplay: s.callDisplay,
-      notices: s.notices,
-      onNotice: s.onNotice,
-    })),
+    ready: opening.then((s) => ({ history: s.history, callDisplay: s.callDisplay, notices: s.notices, onNotice: s.onNotice })),
+    backend: opening.then((s) => s.backend),
   });
   // Open the session only once the first frame is out.
   setImmediate(start);
@@ -116,7 +111,8 @@ async function openController(
   throwaway: boolean,
 ): Promise<{
   controller: TuiController;
-  backend: string;
+  /** Once the root's sandbox is made: the first message does not wait for it. */
+  backend: Promise<string>;
   history: readonly HistoryMessage[];
   callDisplay: (call: { name: string; input: Record<string, unknown> }) => string | undefined;
   notices: string[];
@@ -223,8 +219,10 @@ async function openController(
   });
   // A continued session shows its earlier transcript.
   const history = await agent.history();
-  // The status line says so when commands can't be confined: each one then asks first.
-  const backend = (await agent.commandsContained()) ? agent.backend : `${agent.backend} (commands unconfined)`;
+  // The status line says so when commands can't be confined: each one then asks first. Knowing
+  // takes the root's sandbox, made from the snapshot still being taken: not waited for here, so
+  // a task typed (or pasted) at once goes to the model meanwhile.
+  const backend = agent.commandsContained().then((contained) => (contained ? agent.backend : `${agent.backend} (commands unconfined)`));
   // MCP servers say in the transcript when they are ready or fail (/mcp has the details), and a
   // continued session whether its changes still wait for /diff.
   const onNotice = (notify: (text: string, level: 'info' | 'error') => void) => {

@@ -36,8 +36,54 @@ class FakeStdout extends EventEmitter {
   written = '';
   write = (s: string) => {
     this.written += s;
+    this.emit('written');
     return true;
   };
+
+  /** Resolves once the output so far (colours stripped) contains `text`. */
+  shows(text: string): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!stripVTControlCharacters(this.written).includes(text)) return;
+        this.off('written', check);
+        resolve();
+      };
+      this.on('written', check);
+      check();
+    });
+  }
+}
+
+const INFO = { model: 'claude-sonnet-4-5', contextWindow: 200_000, backend: '…', sessionId: 'root' };
+
+/** A TUI over a real runtime (scripted model) on fake terminal streams; `/quit` ends it. */
+function startTui(opts: { ready?: Promise<object>; backend?: Promise<string> }) {
+  const requests: string[] = [];
+  const system = new LocalSystem({
+    store: new MemoryStore(),
+    provider: new ScriptedProvider((request) => {
+      requests.push(JSON.stringify(request.messages));
+      return { text: 'Answered.' };
+    }),
+    model: INFO.model,
+  });
+  const controller = localController({ system, rootThreadId: 'root', hooks: { quit: () => system.close() } });
+  const stdin = new FakeStdin();
+  const stdout = new FakeStdout();
+  const done = runTui(controller, INFO, {
+    stdin: stdin as unknown as NodeJS.ReadStream,
+    stdout: stdout as unknown as NodeJS.WriteStream,
+    stderr: new FakeStdout() as unknown as NodeJS.WriteStream,
+    animate: false,
+    patchConsole: false,
+    ...opts,
+  });
+  const quit = async () => {
+    stdin.type('/quit');
+    stdin.type('\r');
+    await done;
+  };
+  return { system, stdin, stdout, requests, quit };
 }
 
 describe('runTui', () => {
@@ -71,5 +117,32 @@ describe('runTui', () => {
     await done;
     expect(quit).toBe(true);
     expect(stripVTControlCharacters(stdout.written)).toContain('claude-sonnet-4-5 · ↑0 ↓0 · $0.00 · ctx 0% · sandbox overlay · session root');
+  });
+
+  it('sends a message before the sandbox is known (the session is open), and names the sandbox once it is', async () => {
+    let sandboxKnown!: (backend: string) => void;
+    const tui = startTui({ ready: Promise.resolve({}), backend: new Promise((resolve) => (sandboxKnown = resolve)) });
+    await tui.stdin.raw;
+    tui.stdin.type('hello');
+    tui.stdin.type('\r');
+    await tui.stdout.shows('Answered.');
+    expect(tui.requests).toHaveLength(1);
+    expect(tui.requests[0]).toContain('hello');
+    expect(stripVTControlCharacters(tui.stdout.written)).toContain('sandbox …');
+    sandboxKnown('overlay');
+    await tui.stdout.shows('sandbox overlay');
+    await tui.quit();
+  });
+
+  it('says when the sandbox could not start, and only that the session could not when neither did', async () => {
+    const sandboxOnly = startTui({ ready: Promise.resolve({}), backend: Promise.reject(new Error('no space left.')) });
+    await sandboxOnly.stdout.shows('The sandbox could not start: no space left. Quit with Ctrl+C twice.');
+    await sandboxOnly.quit();
+
+    const failure = Promise.reject(new Error('the store is locked.'));
+    const neither = startTui({ ready: failure, backend: failure.then(() => 'never') });
+    await neither.stdout.shows('The session could not start: the store is locked. Quit with Ctrl+C twice.');
+    await neither.quit();
+    expect(stripVTControlCharacters(neither.stdout.written)).not.toContain('The sandbox could not start');
   });
 });

@@ -18,11 +18,10 @@ export interface RunTuiOptions {
   /** The repository as the prompt sees it (project commands, `@` mentions). */
   workspace?: PromptWorkspace;
   /**
-   * The session opening in the background: the first frame is drawn at once, the backend shown
-   * when it is known, and a failure to open reported in the transcript.
+   * The session opening in the background: the first frame is drawn at once, a continued
+   * session's transcript shown once it is open, and a failure to open reported in the transcript.
    */
   ready?: Promise<{
-    backend: string;
     history?: readonly HistoryMessage[];
     /** A call's display line as its tool gives it, for the earlier transcript (lines aren't stored). */
     callDisplay?: (call: { name: string; input: Record<string, unknown> }) => string | undefined;
@@ -31,6 +30,8 @@ export interface RunTuiOptions {
     /** Later notices (an MCP server that failed); returns the unsubscribe function. */
     onNotice?: (notify: (text: string, level: 'info' | 'error') => void) => () => void;
   }>;
+  /** The sandbox backend, shown in the status line when it is known (it may be after `ready`). */
+  backend?: Promise<string>;
 }
 
 /**
@@ -42,6 +43,12 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
   const store = createUiStore(controller, info);
   let markdownSettled!: () => void;
   const markdown = new Promise<void>((resolve) => (markdownSettled = resolve));
+  const failed = (what: string) => (err: unknown) =>
+    store.dispatch({
+      type: 'ui:notice',
+      level: 'error',
+      text: `${what}: ${err instanceof Error ? err.message : String(err)} Quit with Ctrl+C twice.`,
+    });
   // A resumed session's transcript is printed once: rendered.
   opts.ready
     ?.then(async (ready) => {
@@ -49,20 +56,19 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
       return ready;
     })
     .then(
-    ({ backend, history, callDisplay, notices, onNotice }) => {
+    ({ history, callDisplay, notices, onNotice }) => {
       if (history && history.length > 0) {
         store.dispatch({ type: 'ui:history', messages: history, ...(callDisplay ? { displays: callDisplays(history, callDisplay) } : {}) });
       }
-      store.dispatch({ type: 'ui:backend', backend });
       for (const text of notices ?? []) store.dispatch({ type: 'ui:notice', level: 'error', text });
       onNotice?.((text, level) => store.dispatch({ type: 'ui:notice', level, text }));
     },
-    (err: unknown) =>
-      store.dispatch({
-        type: 'ui:notice',
-        level: 'error',
-        text: `The session could not start: ${err instanceof Error ? err.message : String(err)} Quit with Ctrl+C twice.`,
-      }),
+    failed('The session could not start'),
+  );
+  opts.backend?.then(
+    (backend) => store.dispatch({ type: 'ui:backend', backend }),
+    // Said once: a session that could not open has said so already.
+    (err: unknown) => (opts.ready ?? Promise.resolve()).then(() => failed('The sandbox could not start')(err), () => undefined),
   );
   precompileEmojiRegex();
   const instance = render(
