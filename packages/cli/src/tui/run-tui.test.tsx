@@ -67,7 +67,12 @@ function startTui(opts: { ready?: Promise<object>; backend?: Promise<string> }) 
     }),
     model: INFO.model,
   });
-  const controller = localController({ system, rootThreadId: 'root', hooks: { quit: () => system.close() } });
+  const controller = localController({ system, rootThreadId: 'root', hooks: {
+      quit: async () => {
+        await system.close();
+        return {};
+      },
+    }, });
   const stdin = new FakeStdin();
   const stdout = new FakeStdout();
   const done = runTui(controller, INFO, {
