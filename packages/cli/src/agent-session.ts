@@ -266,8 +266,8 @@ export class AgentSession {
   }
 
   /** Applies (a selection of) rootDiff() to the user's working tree, 3-way. */
-  async applyToWorkingTree(diff: SandboxDiff): Promise<ApplyResult> {
-    return (await this.rootSandbox()).applyToWorkingTree(diff);
+  async applyToWorkingTree(diff: SandboxDiff, opts: { remember?: boolean } = {}): Promise<ApplyResult> {
+    return (await this.rootSandbox()).applyToWorkingTree(diff, opts);
   }
 
   /** Children whose changes were never reported (and so never merged): listed, not dropped. */

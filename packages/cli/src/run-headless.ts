@@ -192,7 +192,9 @@ async function finish(
   if (diff.isEmpty) return outcome;
   // A Ctrl+C after the run ended still means: don't touch my tree.
   if (o.yes && !unfinished && !o.signal.aborted) {
-    const applied = await agent.applyToWorkingTree(diff);
+    // Applied with nothing unreported, the run is settled and its sandboxes go (see runHeadless):
+    // what they delivered need not be remembered for a later -c.
+    const applied = await agent.applyToWorkingTree(diff, { remember: unreported.length > 0 });
     outcome.applied = true;
     outcome.conflicts = applied.conflicts;
     return outcome;

@@ -324,9 +324,11 @@ export class Sandbox {
    * index; the user's index and HEAD stay as they were, and their own repository and config are
    * used (see trusted-git.ts). A diff holding what workingTreeDiff() leaves out (say, a file the
    * user's tree gained, ignored, during the review) is refused whole with SandboxError 'unsafe-change'.
+   * What was applied is remembered, so later working-tree diffs leave it out; `remember: false`
+   * spares that (git processes) when the sandbox is about to be discarded anyway.
    */
-  async applyToWorkingTree(diff?: SandboxDiff): Promise<ApplyResult> {
-    const run = this.delivering.then(() => this.deliver(diff));
+  async applyToWorkingTree(diff?: SandboxDiff, opts: { remember?: boolean } = {}): Promise<ApplyResult> {
+    const run = this.delivering.then(() => this.deliver(diff, opts.remember !== false));
     this.delivering = run.catch(() => undefined);
     return run;
   }
@@ -335,7 +337,7 @@ export class Sandbox {
    * Applies, then records what was applied (conflicts included: the markers are in the user's
    * hands now), so the next workingTreeDiff() offers only what the working tree has not received.
    */
-  private async deliver(diff: SandboxDiff | undefined): Promise<ApplyResult> {
+  private async deliver(diff: SandboxDiff | undefined, remember: boolean): Promise<ApplyResult> {
     const patch = diff ?? (await this.workingTreeDiff());
     const { ctx } = this.owner;
     const { repo } = ctx;
@@ -349,7 +351,7 @@ export class Sandbox {
       },
       patch,
     );
-    if (!patch.isEmpty) {
+    if (!patch.isEmpty && remember) {
       const snapshot = ctx.snapshot.tree;
       const base = deliveredTree(this.deliveredRecord, snapshot) ?? snapshot;
       // A diff taken from somewhere else that does not fit leaves the record as it was: its
