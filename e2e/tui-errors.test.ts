@@ -32,7 +32,7 @@ async function transcriptAfterError(baseURL: string, error: RegExp): Promise<str
     await screen.waitFor(error);
     screen.type('/help');
     screen.press('Enter');
-    await screen.waitFor(/Ctrl\+C twice quit/);
+    await screen.waitFor(/Ctrl\+C twice or Ctrl\+D quit/);
     return screen.scrollback();
   } finally {
     screen.press('C-c');

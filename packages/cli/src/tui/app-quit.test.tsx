@@ -19,16 +19,23 @@ const NOTES_DIFF: ReviewDiff = {
   files: [{ path: 'notes.txt', status: 'added', hunks: [{ id: 'notes.txt#0', header: '@@ -0,0 +1 @@', lines: ['+a note'] }], decisionIds: ['notes.txt#0'] }],
 };
 
-/** Hooks whose pending changes the test sets, recording how the session was left. */
-function sessionHooks(pending: { files: string[] } | null) {
+/**
+ * Hooks whose pending changes the test sets, recording how the session was left. `holdQuit`: the
+ * quit hook finishes only once `release()` is called, so the frame shown while leaving can be read
+ * before the App exits.
+ */
+function sessionHooks(pending: { files: string[] } | null, { holdQuit = false } = {}) {
   const quits: QuitChoice[] = [];
   const applied: string[][] = [];
   const state = { pending };
+  let release = (): void => undefined;
+  const held = holdQuit ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
   const hooks: SessionHooks = {
     pendingChanges: () => Promise.resolve<PendingChanges | null>(state.pending),
-    quit: (changes) => {
+    quit: async (changes) => {
       quits.push(changes);
-      return Promise.resolve<QuitOutcome>({ message: `left with ${changes}` });
+      await held;
+      return { message: `left with ${changes}` } satisfies QuitOutcome;
     },
     showDiff: () => Promise.resolve(state.pending ? NOTES_DIFF : null),
     applyToWorkingTree: (_request, decision) => {
@@ -36,14 +43,14 @@ function sessionHooks(pending: { files: string[] } | null) {
       return Promise.resolve({ message: 'Applied 1 file(s) to the working tree.' });
     },
   };
-  return { hooks, quits, applied, state };
+  return { hooks, quits, applied, state, release: () => release() };
 }
 
 const answer = () => ({ text: 'Done.' });
 
 describe('leaving with changes the working tree lacks', () => {
   it('/quit asks first; Esc stays, and k (or Enter) keeps them for the next run', async () => {
-    const s = sessionHooks({ files: ['notes.txt', 'src/a.ts'] });
+    const s = sessionHooks({ files: ['notes.txt', 'src/a.ts'] }, { holdQuit: true });
     rig = await startRig({ brain: answer, hooks: s.hooks });
     await rig.submit('/quit');
     await rig.untilState((st) => st.quitAsk !== null);
@@ -65,10 +72,11 @@ describe('leaving with changes the working tree lacks', () => {
     await rig.untilState((st) => st.leaving !== null);
     expect(s.quits).toEqual(['keep']);
     expect(rig.frame()).toContain('Closing the session…');
+    s.release();
   });
 
   it('Ctrl+D asks too; a applies them before leaving', async () => {
-    const s = sessionHooks({ files: ['notes.txt'] });
+    const s = sessionHooks({ files: ['notes.txt'] }, { holdQuit: true });
     rig = await startRig({ brain: answer, hooks: s.hooks });
     await rig.press('\u0004');
     await rig.untilState((st) => st.quitAsk !== null);
@@ -77,6 +85,7 @@ describe('leaving with changes the working tree lacks', () => {
     await rig.untilState((st) => st.leaving !== null);
     expect(s.quits).toEqual(['apply']);
     expect(rig.frame()).toContain('Applying the changes to your working tree…');
+    s.release();
   });
 
   it('discarding takes a second d; any other key goes back to the question', async () => {
