@@ -1,25 +1,24 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_APPLY_POLICY, type ApplyPolicyOptions } from './apply-policy.js';
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SessionContext } from './backend.js';
 import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
 import { resolveContainment, withNetworkProxy, type SessionContainment } from './containment.js';
 import { returnBaseToPool } from './base-pool.js';
-import { isDelivered } from './delivered.js';
 import { dropUnusedDeltas } from './delta-layer.js';
 import type { NetworkProxy } from './network-proxy.js';
 import { SandboxError } from './errors.js';
 import { removeTree } from './fs-util.js';
 import { gc } from './gc.js';
 import { holdSandboxes } from './hold-sandboxes.js';
-import { dropRegistry, writeRegistry, type SandboxRegistry, type SavedEntry } from './registry.js';
-import { isWithin, resolveRepo, type RepoInfo } from './repo.js';
+import { dropRegistry, writeRegistry, type SandboxRegistry } from './registry.js';
+import { resolveRepo, type RepoInfo } from './repo.js';
 import { RwLock } from './rw-lock.js';
 import { Sandbox, type SandboxOwner } from './sandbox.js';
 import { touchRecord, writeRecord, type RefreshedBase, type SessionRecord } from './session-record.js';
+import { registryOf, sandboxesOf } from './session-registry.js';
 import { beginFreshSession, completeFreshSession, type Begun } from './session-fresh.js';
 import { giveBack, takeOverSession } from './session-resume.js';
-import { defaultStateDir, sessionsDir } from './state-dir.js';
+import { defaultStateDir, requireStateDirOutside } from './state-dir.js';
 import { treeChanges } from './tree-changes.js';
 
 import type { BaseRefresh, CloseOptions, LostSandbox, OpenSessionOptions, RefreshOptions } from './session-types.js';
@@ -111,14 +110,7 @@ export class SandboxSession {
   static async open(opts: OpenSessionOptions): Promise<SandboxSession> {
     const repo = await resolveRepo(opts.repo);
     const stateDir = path.resolve(opts.stateDir ?? defaultStateDir());
-    if (isWithin(repo.root, stateDir) || isWithin(stateDir, repo.root)) {
-      throw new SandboxError(
-        'bad-state-dir',
-        `The sandbox state directory ${stateDir} overlaps the repository ${repo.root}. ` +
-          'Sandboxes must be stored outside the repository: set XDG_STATE_HOME or pass another stateDir.',
-      );
-    }
-    mkdirSync(sessionsDir(stateDir), { recursive: true });
+    requireStateDirOutside(repo.root, stateDir);
     // Sessions of this repository are never collected here, whatever their age: the user may be
     // about to resume one (or is resuming one right now).
     const collect = (): Promise<unknown> =>
@@ -222,21 +214,11 @@ export class SandboxSession {
     }
   }
 
-  /** Rebuilds the Sandbox objects, parents first; discarded parents come back as placeholders. */
+  /** Takes over the sandboxes a registry lists (see sandboxesOf). */
   private adopt(registry: SandboxRegistry, handles: Map<string, BackendSandbox>): void {
-    const byName = new Map<string, Sandbox>();
-    for (const e of registry.sandboxes) {
-      const parent = e.parent
-        ? (byName.get(e.parent.name) ?? Sandbox.placeholder(e.parent.id, e.parent.name, undefined, this.owner))
-        : undefined;
-      const handle = e.discarded ? undefined : handles.get(e.name);
-      const delivered = isDelivered(e.delivered) ? e.delivered : undefined;
-      const sb = handle ? new Sandbox(e.id, e.name, parent, handle, this.owner, delivered) : Sandbox.placeholder(e.id, e.name, parent, this.owner);
-      byName.set(e.name, sb);
-      if (handle) this.sandboxes.set(e.id, sb);
-    }
-    const used = registry.sandboxes.map((e) => Number(e.name.slice(1)));
-    this.counter = Math.max(registry.nextName - 1, ...used, 0);
+    const { live, counter } = sandboxesOf(registry, handles, this.owner);
+    for (const [id, sb] of live) this.sandboxes.set(id, sb);
+    this.counter = counter;
   }
 
   get id(): string {
@@ -459,28 +441,9 @@ export class SandboxSession {
    * moment it runs, so the last one to finish is the latest.
    */
   private persist(): Promise<void> {
-    const run = this.saving.then(() => (this.registryDropped ? undefined : writeRegistry(this.early.sessionDir, this.registryNow())));
+    const run = this.saving.then(() => (this.registryDropped ? undefined : writeRegistry(this.early.sessionDir, registryOf(this.sandboxes.values(), this.counter + 1))));
     this.saving = run.catch(() => undefined);
     return run;
-  }
-
-  /** Live sandboxes in creation order, each preceded by its ancestors (discarded ones as markers). */
-  private registryNow(): SandboxRegistry {
-    const entries: SavedEntry[] = [];
-    const seen = new Set<string>();
-    const add = (sb: Sandbox): void => {
-      if (seen.has(sb.key)) return;
-      if (sb.parent) add(sb.parent);
-      seen.add(sb.key);
-      const parent = sb.parent ? { id: sb.parent.id, name: sb.parent.key } : null;
-      entries.push(
-        sb.isDiscarded
-          ? { id: sb.id, name: sb.key, parent, discarded: true }
-          : { id: sb.id, name: sb.key, parent, state: sb.handle.saveState(), ...(sb.delivered ? { delivered: sb.delivered } : {}) },
-      );
-    };
-    for (const sb of this.sandboxes.values()) add(sb);
-    return { version: 1, nextName: this.counter + 1, sandboxes: entries };
   }
 
   /**
