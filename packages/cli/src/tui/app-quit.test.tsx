@@ -7,7 +7,7 @@ import type { ReviewDiff } from '../review-diff.js';
 import type { PendingChanges, QuitOutcome } from './controller.js';
 import type { SessionHooks } from './local-controller.js';
 import { quitFlow } from './quit-flow.js';
-import { lastText, startRig, threadOf, type Rig } from './testing.js';
+import { heldStream, lastText, startRig, threadOf, type Rig } from './testing.js';
 
 let rig: Rig | undefined;
 afterEach(async () => {
@@ -210,14 +210,8 @@ describe('Esc', () => {
   });
 
   it('stops a running answer and says so', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    async function* stream() {
-      yield 'Working on it';
-      await gate;
-      yield ' and more';
-    }
-    rig = await startRig({ brain: () => ({ textStream: stream() }) });
+    const { stream, release } = heldStream('Working on it', ' and more');
+    rig = await startRig({ brain: () => ({ textStream: stream }) });
     await rig.submit('long task');
     await rig.until((e) => e.type === 'text-delta');
     await rig.press('\u001b');

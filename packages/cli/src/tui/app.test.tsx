@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CompletionRequest, ScriptedReply } from '@infinity-code/runtime';
-import { heldTool, requestText, startRig, threadOf, type Rig } from './testing.js';
+import { heldStream, heldTool, requestText, startRig, threadOf, type Rig } from './testing.js';
 
 let rig: Rig | undefined;
 afterEach(async () => {
@@ -81,14 +81,8 @@ describe('the TUI over a real LocalSystem', () => {
   });
 
   it('streams text in the live region while the completion runs', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    async function* stream() {
-      yield 'First part. ';
-      await gate;
-      yield 'Second part.';
-    }
-    rig = await startRig({ brain: () => ({ textStream: stream() }) });
+    const { stream, release } = heldStream('First part. ', 'Second part.');
+    rig = await startRig({ brain: () => ({ textStream: stream }) });
     await rig.submit('go');
     await rig.until((e) => e.type === 'text-delta');
     expect(rig.frame()).toMatch(/● First part\.\s*\n.*Writing… \(Esc to stop\)/);
@@ -206,16 +200,9 @@ describe('slash commands', () => {
 describe('Ctrl+C', () => {
   it('stops the running completion on the first press and quits on the second', async () => {
     let quits = 0;
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    async function* stream() {
-      yield 'Working on it';
-      // The scripted provider notices the abort at its next chunk.
-      await gate;
-      yield ' and more';
-    }
+    const { stream, release } = heldStream('Working on it', ' and more');
     rig = await startRig({
-      brain: () => ({ textStream: stream() }),
+      brain: () => ({ textStream: stream }),
       hooks: {
         quit: async () => {
           quits++;

@@ -212,3 +212,19 @@ export function heldTool(name = 'run_tests', display = '$ npm test'): AsyncTool 
     },
   };
 }
+
+/**
+ * A reply streamed in two parts, the second held until `release()`: the frame while a completion
+ * runs can be read, and a stop sent, before it ends.
+ */
+export function heldStream(first: string, second: string): { stream: AsyncGenerator<string>; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  async function* stream() {
+    yield first;
+    // The scripted provider notices an abort at its next chunk.
+    await gate;
+    yield second;
+  }
+  return { stream: stream(), release };
+}
