@@ -102,11 +102,8 @@ async function openSandboxes(setup: SessionSetup, o: AgentSessionOptions, sessio
 function providerOf(setup: SessionSetup): ModelProvider {
   if (setup.provider) return setup.provider;
   if (!setup.credentials) throw new Error('a session needs a model provider or Anthropic credentials');
-  const provider = new AnthropicProvider(setup.credentials);
-  // The SDK (and Node's HTTP client) load while the store opens and the snapshot's git processes
-  // run, instead of after them: the first request needs nothing else that takes as long.
-  provider.warm();
-  return provider;
+  // LocalSystem.start() warms it (the SDK loads while the queue is read).
+  return new AnthropicProvider(setup.credentials);
 }
 
 /**
