@@ -36,8 +36,8 @@
 // sandbox, first file read), first in a fresh state dir (alternating with `git worktree add` of
 // the same tree), then again after 10 files changed (the previous session's base is reused).
 //
-// Env: RUNS (0 skips the small task), TUI_RUNS (0 skips the TUI), TUI_NODE_ARGS (flags for the
-// TUI's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), CLAUDE_CODE_BIN, INFINITY_CODE_BIN,
+// Env: RUNS (0 skips the small task), TUI_RUNS (0 skips the TUI), HEADLESS_NODE_ARGS and
+// TUI_NODE_ARGS (flags for our CLI's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), CLAUDE_CODE_BIN, INFINITY_CODE_BIN,
 // LARGE, LARGE_RUNS (first and second opens each, medians; default 3),
 // HEADLESS_STDERR=1 (show the CLIs' stderr). `RUNS=0 LARGE=0` times the TUI alone.
 import { execFileSync, spawn } from 'node:child_process';
@@ -159,7 +159,7 @@ async function runOnce(cli: 'ours' | 'claude', home: string): Promise<RunFigures
     };
     const [file, args] =
       cli === 'ours'
-        ? [process.execPath, [bin, '-p', TASK, '--yes']]
+        ? [process.execPath, [...(process.env.HEADLESS_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bin, '-p', TASK, '--yes']]
         : [CLAUDE!, ['-p', TASK, '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash(node test.js)', 'Read', 'Edit']];
     const t0 = performance.now();
     const { code, stderr, stdout } = await new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => {

@@ -26,10 +26,11 @@ export interface AnthropicProviderOptions {
 
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
 
-type SdkModule = typeof import('@anthropic-ai/sdk');
+type SdkModule = typeof import('./anthropic-sdk.js');
 interface Sdk {
   mod: SdkModule;
-  client: Anthropic;
+  client: InstanceType<SdkModule['BaseAnthropic']>;
+  messages: InstanceType<SdkModule['Messages']>;
 }
 
 /** The `anthropic` provider: one streamed Messages API call per completion, through the real SDK. */
@@ -61,22 +62,20 @@ export class AnthropicProvider implements ModelProvider {
     void this.#load().catch(() => undefined);
   }
 
-  /** The SDK is loaded on first use (or warm()): it costs ~0.3 s, which start-up must not pay. */
+  /** The SDK is loaded on first use (or warm()), its Messages call alone (see anthropic-sdk.ts). */
   #load(): Promise<Sdk> {
-    this.#sdk ??= import('@anthropic-ai/sdk').then((mod) => {
-      // Node loads its fetch implementation (undici, ~50 ms of CPU) when one of its classes is
+    this.#sdk ??= import('./anthropic-sdk.js').then((mod) => {
+      // Node loads its fetch implementation (undici, ~40 ms of CPU) when one of its classes is
       // first touched, which the SDK does on every request: here, off the first request's path.
       void globalThis.Response;
-      return {
-        mod,
-        client: new mod.default({
-          ...(this.#opts.apiKey !== undefined && { apiKey: this.#opts.apiKey }),
-          ...(this.#opts.baseURL !== undefined && { baseURL: this.#opts.baseURL }),
-          timeout: this.#timeoutMs,
-          // The runtime retries itself: it must discard a partly streamed turn first, which the SDK can't.
-          maxRetries: 0,
-        }),
-      };
+      const client = new mod.BaseAnthropic({
+        ...(this.#opts.apiKey !== undefined && { apiKey: this.#opts.apiKey }),
+        ...(this.#opts.baseURL !== undefined && { baseURL: this.#opts.baseURL }),
+        timeout: this.#timeoutMs,
+        // The runtime retries itself: it must discard a partly streamed turn first, which the SDK can't.
+        maxRetries: 0,
+      });
+      return { mod, client, messages: new mod.Messages(client) };
     });
     return this.#sdk;
   }
@@ -110,7 +109,7 @@ export class AnthropicProvider implements ModelProvider {
     try {
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
-        events = await sdk.client.messages.create(toParams(request, this.#caching), { signal: ctrl.signal });
+        events = await sdk.messages.create(toParams(request, this.#caching), { signal: ctrl.signal });
         this.#reached = true;
       } catch (err) {
         if (err instanceof sdk.mod.APIError && err.status !== undefined) this.#reached = true;
