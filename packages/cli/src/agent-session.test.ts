@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { STDIO_FIXTURE } from '@infinity-code/mcp/testing';
 import { ScriptedProvider, type CompletionRequest } from '@infinity-code/runtime';
+import { listSessions } from '@infinity-code/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentSession } from './agent-session.js';
 import { autoAcceptReviewer } from './review.js';
@@ -54,12 +55,12 @@ function project(userConfig?: object) {
     provider: new ScriptedProvider(brain),
     ...more,
   });
-  const openAgent = async (more: Partial<SessionRequest> = {}) => {
-    const agent = await AgentSession.open(setUpSession(request(more)), { reviewer: autoAcceptReviewer, sandboxStateDir: stateDir });
+  const openAgent = async (more: Partial<SessionRequest> = {}, opts: { sandboxesAfterFirstRequest?: boolean } = {}) => {
+    const agent = await AgentSession.open(setUpSession(request(more)), { reviewer: autoAcceptReviewer, sandboxStateDir: stateDir, ...opts });
     open.push(agent);
     return agent;
   };
-  return { repo, openAgent };
+  return { repo, stateDir, openAgent };
 }
 
 async function ask(agent: AgentSession, threadId: string, text: string): Promise<void> {
@@ -119,6 +120,34 @@ describe('AgentSession', () => {
     // Not offered again, and not taken for the user's own edits.
     expect(await changed(agent)).toEqual([]);
     expect(await agent.changedSinceBase()).toEqual([]);
+  });
+});
+
+describe('AgentSession opening its sandboxes after the first request (headless)', () => {
+  it("opens no sandbox session while the first completion runs; the reply's tool call opens it and works", async () => {
+    const { stateDir, openAgent } = project();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let asked!: () => void;
+    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+    let first = true;
+    const provider = new ScriptedProvider(async (r) => {
+      if (first) {
+        first = false;
+        asked();
+        await held;
+      }
+      return brain(r);
+    });
+    const agent = await openAgent({ provider }, { sandboxesAfterFirstRequest: true });
+    await agent.system.sendUserText(agent.rootId, 'write early');
+    await askedOnce;
+    // The model has the task; nothing of the sandboxes has started (no snapshot, no session).
+    expect(await listSessions({ stateDir })).toEqual([]);
+    release();
+    expect(await agent.system.whenQuiescent()).toEqual({ kind: 'quiescent' });
+    expect(await changed(agent)).toEqual(['early.txt']);
+    expect(await listSessions({ stateDir })).toHaveLength(1);
   });
 });
 

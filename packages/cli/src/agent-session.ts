@@ -11,16 +11,8 @@ import {
   type ThreadUsage,
   type Tool,
 } from '@infinity-code/runtime';
-import {
-  openSession,
-  SandboxError,
-  type ApplyResult,
-  type BackendName,
-  type BaseRefresh,
-  type Sandbox,
-  type SandboxDiff,
-  type SandboxSession,
-} from '@infinity-code/sandbox';
+import type { ApplyResult, BackendName, BaseRefresh, Sandbox, SandboxDiff, SandboxSession } from '@infinity-code/sandbox';
+import { SandboxError } from '@infinity-code/sandbox/patches';
 import { codingTools, type CommandRequest, type UncontainedPolicy } from '@infinity-code/tools';
 import { startMcpServers, type McpServerEntry, type McpServers } from '@infinity-code/mcp';
 import { basePrompt } from './instructions.js';
@@ -51,6 +43,14 @@ export interface AgentSessionOptions {
   onCommandRefused?: (request: CommandRequest) => void;
   /** Asks whether a repository's MCP server nobody decided on may start (the TUI); else it doesn't. */
   askMcpApproval?: (entry: McpServerEntry, signal: AbortSignal) => Promise<boolean>;
+  /**
+   * Open the sandbox session only once the first model request is on its way (headless: the task
+   * is sent at once). Its start-up (loading the sandbox code, the snapshot's processes, the base,
+   * the root sandbox) then runs while the request goes out and the model writes, instead of
+   * delaying the request; a tool that needs a sandbox earlier opens it at once. The TUI opens it
+   * at start, while the user types.
+   */
+  sandboxesAfterFirstRequest?: boolean;
 }
 
 /** What the user is told about the time limit of commands. */
@@ -82,6 +82,9 @@ async function openSandboxes(setup: SessionSetup, o: AgentSessionOptions, sessio
     containment: containmentOf(setup.config.sandbox, setup.network),
     ...(maxDiff !== undefined ? { applyPolicy: { maxFileBytes: maxDiff } } : {}),
   };
+  // Loaded here, not with this module: a headless run sends its first request before it opens
+  // sandboxes (see sandboxesAfterFirstRequest), and this code need not load before that.
+  const { openSession } = await import('@infinity-code/sandbox');
   const recorded = setup.registry.get(sessionId)?.sandboxSession;
   let opened: SandboxSession | undefined;
   if (recorded) {
@@ -99,11 +102,11 @@ async function openSandboxes(setup: SessionSetup, o: AgentSessionOptions, sessio
   return opened;
 }
 
-function providerOf(setup: SessionSetup): ModelProvider {
+function providerOf(setup: SessionSetup, onRequest: () => void): ModelProvider {
   if (setup.provider) return setup.provider;
   if (!setup.credentials) throw new Error('a session needs a model provider or Anthropic credentials');
   // LocalSystem.start() warms it (the SDK loads while the queue is read).
-  return new AnthropicProvider(setup.credentials);
+  return new AnthropicProvider({ ...setup.credentials, onRequest });
 }
 
 /**
@@ -120,7 +123,7 @@ export class AgentSession {
     readonly system: LocalSystem,
     private readonly setup: SessionSetup,
     private readonly sandboxes: SessionSandboxes,
-    private current: { rootId: string; sandboxes: SandboxMap },
+    private current: { rootId: string },
     private readonly modelRef: { current: string },
     private readonly abortTools: AbortController,
   ) {}
@@ -131,8 +134,20 @@ export class AgentSession {
     // Our own files must never be part of the sandbox snapshot or of a diff.
     const ignore = join(infinityDir, '.gitignore');
     if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
+    // See AgentSessionOptions.sandboxesAfterFirstRequest: settled once the HTTP client has the
+    // first request (after one turn of the event loop, in which it connects and writes what it
+    // can), or by the first completion's end (a provider that does not tell).
+    let requested = (): void => undefined;
+    const firstRequest = o.sandboxesAfterFirstRequest
+      ? new Promise<void>((resolve) => {
+          requested = () => {
+            requested = () => undefined;
+            setImmediate(resolve);
+          };
+        })
+      : undefined;
     // The store first: if it can't open, no sandbox session is left behind.
-    const provider = providerOf(setup);
+    const provider = providerOf(setup, () => requested());
     const store = new SqliteStore({ path: join(infinityDir, 'state.db') });
     const sandboxes: SessionSandboxes = new SessionSandboxes({
       open: (rootId) => openSandboxes(setup, o, rootId),
@@ -141,12 +156,13 @@ export class AgentSession {
       threads: { threadRecord: (id) => system.threadRecord(id) },
     });
     const rootId = setup.session.id;
-    let first: SandboxMap;
-    try {
-      first = await sandboxes.forRoot(rootId);
-    } catch (err) {
-      await store.close();
-      throw err;
+    if (!firstRequest) {
+      try {
+        await sandboxes.forRoot(rootId);
+      } catch (err) {
+        await store.close();
+        throw err;
+      }
     }
     const abortTools = new AbortController();
     const modelRef = { current: setup.model };
@@ -177,8 +193,14 @@ export class AgentSession {
         ...(setup.maxTurns !== undefined ? { maxCompletionsPerThread: setup.maxTurns } : {}),
       },
     });
-    const session = new AgentSession(system, setup, sandboxes, { rootId, sandboxes: first }, modelRef, abortTools);
+    const session = new AgentSession(system, setup, sandboxes, { rootId }, modelRef, abortTools);
     system.subscribe((e) => session.onEvent(e));
+    if (firstRequest) {
+      const unsubscribe = system.subscribe((e) => {
+        if (e.type === 'completion-finished' || e.type === 'error') requested();
+      });
+      void firstRequest.then(unsubscribe);
+    }
     // Not waited for: each server's tools reach the model from the first request after it is
     // ready. stdio servers run in the current root's sandbox (read when each starts).
     if (setup.mcp) {
@@ -191,7 +213,9 @@ export class AgentSession {
     }
     // The root's sandbox is made (and mounted) while the first request is out, not at its first
     // tool call.
-    void session.rootSandbox().catch(() => undefined);
+    void (firstRequest ?? Promise.resolve()).then(() => session.rootSandbox()).catch(() => undefined);
+    // The tool-call checker too, after the sandboxes' start (whose processes are the long wait).
+    void (firstRequest ?? Promise.resolve()).then(() => setImmediate(() => system.warmTools()));
     await system.start();
     return session;
   }
@@ -208,9 +232,9 @@ export class AgentSession {
    */
   async newSession(title: string): Promise<string> {
     const created = this.setup.registry.create(title);
-    const sandboxes = await this.sandboxes.forRoot(created.id);
+    await this.sandboxes.forRoot(created.id);
     const move = () => {
-      this.current = { rootId: created.id, sandboxes };
+      this.current = { rootId: created.id };
       return Promise.resolve();
     };
     // stdio MCP servers move to the new root's sandbox (they start again there).
@@ -227,8 +251,9 @@ export class AgentSession {
     this.modelRef.current = id;
   }
 
-  get backend(): string {
-    return this.current.sandboxes.session.backend;
+  /** The sandbox backend's name (known once the sandbox session is open). */
+  async backend(): Promise<string> {
+    return (await this.map()).session.backend;
   }
 
   /** Whether commands run confined here (every sandbox of a session has the same backend). */
@@ -270,7 +295,7 @@ export class AgentSession {
   /** Children whose changes were never reported (and so never merged): listed, not dropped. */
   async unreported(): Promise<Array<{ threadId: string; files: string[] }>> {
     const out: Array<{ threadId: string; files: string[] }> = [];
-    for (const { threadId, sandbox } of await this.current.sandboxes.all()) {
+    for (const { threadId, sandbox } of await (await this.map()).all()) {
       if (threadId === this.rootId) continue;
       const diff = await sandbox.diff();
       if (!diff.isEmpty) out.push({ threadId, files: diff.files.map((f) => f.path) });
@@ -284,12 +309,12 @@ export class AgentSession {
    * session's changes applied to the tree are not the user's edits).
    */
   async changedSinceBase(): Promise<string[]> {
-    return this.current.sandboxes.session.changedSinceSnapshot({ except: await this.rootSandbox() });
+    return (await this.map()).session.changedSinceSnapshot({ except: await this.rootSandbox() });
   }
 
   /** Takes the user's edits into every sandbox's base; a sandbox's own changes to a file win. */
   refreshBase(): Promise<BaseRefresh> {
-    const refresh = () => this.current.sandboxes.session.refreshBase();
+    const refresh = async () => (await this.map()).session.refreshBase();
     // stdio MCP servers run in the root sandbox, whose view the refresh rebuilds once nothing runs there.
     return this.mcp ? this.mcp.whileSuspended(refresh) : refresh();
   }
@@ -307,8 +332,13 @@ export class AgentSession {
     await Promise.all([this.system.close(), this.sandboxes.close((rootId) => rootId !== this.rootId || opts.keep)]);
   }
 
-  private rootSandbox(): Promise<Sandbox> {
-    return this.current.sandboxes.sandboxFor(this.rootId);
+  private async rootSandbox(): Promise<Sandbox> {
+    return (await this.map()).sandboxFor(this.rootId);
+  }
+
+  /** The current session's sandboxes (opened on first use). */
+  private map(): Promise<SandboxMap> {
+    return this.sandboxes.forRoot(this.rootId);
   }
 
   private onEvent(e: RuntimeEvent): void {

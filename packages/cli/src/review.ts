@@ -1,5 +1,6 @@
 import type { ReportReviewer, ThreadRecord } from '@infinity-code/runtime';
-import { patchFiles, selectHunks, UnsafeChangeError, type ApplyResult, type OmittedFile, type SandboxDiff } from '@infinity-code/sandbox';
+import type { ApplyResult, OmittedFile, SandboxDiff } from '@infinity-code/sandbox';
+import { patchFiles, selectHunks, UnsafeChangeError } from '@infinity-code/sandbox/patches';
 import { allHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } from './review-diff.js';
 import type { SessionSandboxes } from './session-sandboxes.js';
 

@@ -76,6 +76,8 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   let refusalTold = false;
   const agent = await AgentSession.open(setup, {
     reviewer: autoAcceptReviewer,
+    // The task goes to the model at once; the sandboxes open while it answers.
+    sandboxesAfterFirstRequest: true,
     onCommandRefused: () => {
       // Once: the model is told each time, and says what it could not do.
       if (refusalTold) return;
@@ -110,7 +112,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     cwd: root,
     tools: agent.system.toolNames,
     permissionMode: o.yes ? 'acceptEdits' : 'default',
-    sandbox: agent.backend,
+    sandbox: await agent.backend(),
     contained: await agent.commandsContained(),
     mcpServers: (agent.mcp?.status() ?? []).map((m) => ({ name: m.name, status: m.state })),
   });

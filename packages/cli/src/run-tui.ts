@@ -222,7 +222,9 @@ async function openController(
   // The status line says so when commands can't be confined: each one then asks first. Knowing
   // takes the root's sandbox, made from the snapshot still being taken: not waited for here, so
   // a task typed (or pasted) at once goes to the model meanwhile.
-  const backend = agent.commandsContained().then((contained) => (contained ? agent.backend : `${agent.backend} (commands unconfined)`));
+  const backend = Promise.all([agent.commandsContained(), agent.backend()]).then(([contained, name]) =>
+    contained ? name : `${name} (commands unconfined)`,
+  );
   // MCP servers say in the transcript when they are ready or fail (/mcp has the details), and a
   // continued session whether its changes still wait for /diff.
   const onNotice = (notify: (text: string, level: 'info' | 'error') => void) => {

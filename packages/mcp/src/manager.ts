@@ -24,7 +24,7 @@ export interface StartMcpOptions {
   /** The sandbox stdio servers run in: the root thread's. */
   sandbox(): Promise<Sandbox>;
   /** Offers tools to the model from now on (LocalSystem.addTools); returns those it left out. */
-  addTools(tools: Tool[]): Array<{ name: string; reason: string }>;
+  addTools(tools: Tool[]): Promise<Array<{ name: string; reason: string }>>;
   /** The longest a tool call may take, waiting for its server to start included (default 10 minutes). */
   toolTimeoutMs?: number;
   /** The longest a server may take to start and list its tools (default 60 s). */
@@ -97,7 +97,7 @@ export function startMcpServers(opts: StartMcpOptions): McpServers {
     if (isSettled()) for (const wake of settledWaiters.splice(0)) wake();
   };
 
-  const onTools = (server: McpServer, tools: McpTool[]) => {
+  const onTools = async (server: McpServer, tools: McpTool[]): Promise<void> => {
     const fresh: Tool[] = [];
     const skipped: Array<{ name: string; reason: string }> = [];
     const names: string[] = [];
@@ -114,7 +114,7 @@ export function startMcpServers(opts: StartMcpOptions): McpServers {
       }
       fresh.push(mcpTool(server, tool, name, adapterOptions));
     }
-    const rejected = fresh.length > 0 ? opts.addTools(fresh) : [];
+    const rejected = fresh.length > 0 ? await opts.addTools(fresh) : [];
     const out = new Set(rejected.map((r) => r.name));
     for (const r of rejected) skipped.push({ name: r.name, reason: r.reason });
     for (const tool of fresh) {

@@ -64,7 +64,7 @@ export interface ServerDeps {
   startTimeoutMs: number;
   clientVersion: string;
   /** The server's tool list, each time it is (re)read. */
-  onTools(server: McpServer, tools: McpTool[]): void;
+  onTools(server: McpServer, tools: McpTool[]): Promise<void>;
   /** Any change of state, message or tools. */
   onChange(server: McpServer): void;
 }
@@ -156,7 +156,7 @@ export class McpServer {
         listChanged: {
           tools: {
             onChanged: (err, tools) => {
-              if (!err && tools && this.conn?.client === client) this.deps.onTools(this, tools);
+              if (!err && tools && this.conn?.client === client) void this.deps.onTools(this, tools);
             },
           },
         },
@@ -173,7 +173,7 @@ export class McpServer {
       if (gen !== this.generation) return void (await client.close().catch(() => undefined));
       this.opening = undefined;
       this.conn = conn;
-      this.deps.onTools(this, tools);
+      await this.deps.onTools(this, tools);
       this.setState('ready', message);
     } catch (err) {
       if (this.opening === conn) this.opening = undefined;

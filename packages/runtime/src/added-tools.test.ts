@@ -53,7 +53,7 @@ describe('tools added while the system runs', () => {
     await system.whenIdle();
     expect(offered[0]).not.toContain('late_tool');
 
-    expect(system.addTools([lateTool(calls)])).toEqual([]);
+    expect(await system.addTools([lateTool(calls)])).toEqual([]);
     await system.sendUserText('t1', 'second');
     await system.whenIdle();
     expect(offered[1]).toContain('late_tool');
@@ -64,11 +64,11 @@ describe('tools added while the system runs', () => {
     await system.close();
   });
 
-  it('leaves out a tool whose name is taken or whose schema is not JSON Schema, and adds the rest', () => {
+  it('leaves out a tool whose name is taken or whose schema is not JSON Schema, and adds the rest', async () => {
     const registry = new ToolRegistry([lateTool([])]);
     const bad: AsyncTool = { ...lateTool([]), name: 'bad_schema', input_schema: { type: 'object', properties: { x: { type: 'no-such-type' } } } };
     const good: AsyncTool = { ...lateTool([]), name: 'good_one' };
-    const rejected = registry.add([lateTool([]), bad, good]);
+    const rejected = await registry.add([lateTool([]), bad, good]);
     expect(rejected.map((r) => r.name)).toEqual(['late_tool', 'bad_schema']);
     expect(rejected[0].reason).toContain('Two tools are named late_tool');
     expect(rejected[1].reason).toContain('input schema is not valid JSON Schema');
@@ -87,7 +87,7 @@ describe('tools added while the system runs', () => {
       };
       const first = new LocalSystem({ store: new SqliteStore({ path: db }), model: 'm', provider: new ScriptedProvider(brain) });
       await first.start();
-      first.addTools([lateTool(calls, false)]);
+      await first.addTools([lateTool(calls, false)]);
       await first.send(userText('t1', 'go', 'u1'));
       await first.whenIdle({ ignoreRunningTools: true });
       expect(calls).toHaveLength(1);

@@ -100,6 +100,21 @@ describe('AnthropicProvider streaming through the real SDK', () => {
     expect(JSON.stringify(server.requests[0].body)).not.toContain('cache_control');
   });
 
+  it('tells onRequest of each request as it goes to the HTTP client, before its reply is read', async () => {
+    const server = await fake(() => ({ text: 'hi' }));
+    const seen: number[] = [];
+    const p = provider(server.url, { onRequest: () => seen.push(server.requests.length) });
+    for (let i = 0; i < 2; i++) {
+      const stream = p.stream(REQUEST, new AbortController().signal);
+      // The first event needs the reply: by then the request was announced, once.
+      await stream.next();
+      expect(seen).toHaveLength(i + 1);
+      for await (const _ of stream);
+    }
+    // Announced before the server had it: each time, the server had seen only the earlier ones.
+    expect(seen).toEqual([0, 1]);
+  });
+
   it('assembles a tool call whose input JSON arrives in pieces', async () => {
     const input = { path: 'package.json', options: { lines: [1, 20], note: 'ünïcode ✓' } };
     const { events, error } = await run({ text: 'Let me read that.', toolUse: { id: 'toolu_1', name: 'read_file', input } });

@@ -22,6 +22,12 @@ export interface AnthropicProviderOptions {
    * caching (default true): users pay a tenth of the input price for what is read from cache.
    */
   promptCaching?: boolean;
+  /**
+   * Called each time a request has been handed to the HTTP client (which may still be connecting
+   * and writing it): work that would have competed with sending it may start now (the CLI opens
+   * its sandboxes).
+   */
+  onRequest?: () => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -74,6 +80,7 @@ export class AnthropicProvider implements ModelProvider {
         timeout: this.#timeoutMs,
         // The runtime retries itself: it must discard a partly streamed turn first, which the SDK can't.
         maxRetries: 0,
+        ...(this.#opts.onRequest !== undefined && { fetch: announcedFetch(this.#opts.onRequest) }),
       });
       return { mod, client, messages: new mod.Messages(client) };
     });
@@ -252,6 +259,15 @@ function parseToolInput(json: string, initial: unknown): { input: Record<string,
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Node's fetch, calling `onRequest` once it has a request. */
+function announcedFetch(onRequest: () => void): typeof fetch {
+  return (input, init) => {
+    const response = fetch(input, init);
+    onRequest();
+    return response;
+  };
 }
 
 /** Marks a failure while reading the body: a non-API error there means the reply was cut. */

@@ -89,8 +89,17 @@ export class LocalSystem {
    * Offers more tools from the next completion on, to every thread alike (tools of a server that
    * started after the session did). Returns those left out, with the reason (see ToolRegistry.add).
    */
-  addTools(tools: readonly Tool[]): Array<{ name: string; reason: string }> {
+  addTools(tools: readonly Tool[]): Promise<Array<{ name: string; reason: string }>> {
     return this.deps.tools.add(tools);
+  }
+
+  /**
+   * Starts loading what checking the model's tool calls needs, without waiting for it: a caller
+   * that knows when the process has nothing better to do (the first request is out) calls this
+   * then, and the first reply with calls does not wait for it.
+   */
+  warmTools(): void {
+    void this.deps.tools.ready().catch(() => undefined);
   }
 
   /**

@@ -29,7 +29,7 @@ export class StepSystem {
   }
 
   /** Offers more tools from the next completion on (see LocalSystem.addTools). */
-  addTools(tools: readonly Tool[]): Array<{ name: string; reason: string }> {
+  addTools(tools: readonly Tool[]): Promise<Array<{ name: string; reason: string }>> {
     return this.deps.tools.add(tools);
   }
 

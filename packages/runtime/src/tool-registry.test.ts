@@ -15,8 +15,11 @@ const call = (name: string, input: Record<string, unknown>) => ({ id: `call_${na
 // Each schema of the tools a system is made with compiles at its tool's first call: none of that
 // is on the way to a session's first request.
 describe('checking tool calls', () => {
-  it('checks arguments against the schema, naming what is wrong', () => {
+  it('checks arguments against the schema, naming what is wrong', async () => {
     const registry = new ToolRegistry([tool('read', { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false })]);
+    // The validator is loaded on first need, not when the registry is made.
+    expect(() => registry.resolve(call('read', { path: 'a.txt' }))).toThrow(/before ready\(\)/);
+    await registry.ready();
     expect(registry.definitions().map((d) => d.name)).toEqual(['read']);
     expect(registry.resolve(call('read', { path: 'a.txt' }))).toMatchObject({ kind: 'async', input: { path: 'a.txt' } });
     expect(registry.resolve(call('read', {}))).toEqual({
@@ -29,11 +32,12 @@ describe('checking tool calls', () => {
     });
   });
 
-  it("a tool whose schema cannot be compiled answers its calls with an error; the other tools work", () => {
+  it("a tool whose schema cannot be compiled answers its calls with an error; the other tools work", async () => {
     const registry = new ToolRegistry([
       tool('broken', { type: 'object', properties: { n: { type: 'number', minimum: 'one' } } }),
       tool('fine', { type: 'object', properties: {} }),
     ]);
+    await registry.ready();
     expect(registry.resolve(call('broken', { n: 1 }))).toMatchObject({
       kind: 'error',
       message: expect.stringMatching(/^Error: the tool broken cannot be used: its input schema is invalid/),

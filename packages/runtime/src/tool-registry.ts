@@ -1,4 +1,4 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { Ajv, ValidateFunction } from 'ajv';
 import type { CompletionToolCall } from './completion.js';
 import type { AsyncTool, SyncTool, Tool, ToolDefinition } from './tool.js';
 import { toolDefinition } from './tool.js';
@@ -26,6 +26,12 @@ export class ToolRegistry {
    * first use too: making one sets up its vocabularies, CPU the first request must not wait for.
    */
   #ownAjv: Ajv | undefined;
+  /**
+   * Ajv itself, loaded on first need (a reply with tool calls, a tool server's tools): loading it
+   * is CPU that a session's first model request must not wait for.
+   */
+  #ajvClass: Promise<typeof Ajv> | undefined;
+  #loadedAjv: typeof Ajv | undefined;
   private defs: readonly ToolDefinition[];
 
   constructor(tools: readonly Tool[]) {
@@ -44,14 +50,15 @@ export class ToolRegistry {
    * can't be added (its name is taken or reserved, its schema doesn't compile) is left out and
    * returned with the reason; the others are added.
    */
-  add(tools: readonly Tool[]): Array<{ name: string; reason: string }> {
+  async add(tools: readonly Tool[]): Promise<Array<{ name: string; reason: string }>> {
+    const AjvClass = await this.ready();
     const rejected: Array<{ name: string; reason: string }> = [];
     const added: Tool[] = [];
     for (const tool of tools) {
       let reason = this.problem(tool);
       if (!reason) {
         try {
-          this.tools.set(tool.name, { tool, validate: (this.#ajv ??= new Ajv({ allErrors: true, strict: false })).compile(tool.input_schema) });
+          this.tools.set(tool.name, { tool, validate: (this.#ajv ??= new AjvClass({ allErrors: true, strict: false })).compile(tool.input_schema) });
           added.push(tool);
           continue;
         } catch (err) {
@@ -63,6 +70,12 @@ export class ToolRegistry {
     // A new array: a slice that read the list keeps the one it sent.
     if (added.length > 0) this.defs = [...this.defs, ...added.map(toolDefinition)];
     return rejected;
+  }
+
+  /** Loads the validator (once); resolve() needs it loaded. */
+  async ready(): Promise<typeof Ajv> {
+    this.#ajvClass ??= import('./ajv-module.js').then((m) => (this.#loadedAjv = m.Ajv));
+    return this.#ajvClass;
   }
 
   private problem(tool: Tool): string | undefined {
@@ -99,6 +112,7 @@ export class ToolRegistry {
     }
   }
 
+  /** The gate a call passes; after ready() (the validator must be loaded). */
   resolve(call: CompletionToolCall): Resolution {
     if (call.name === INJECTED_TOOL_NAME) {
       return {
@@ -120,9 +134,13 @@ export class ToolRegistry {
         message: `Error: the arguments of ${call.name} were not valid JSON (${call.inputError}). Send one JSON object that matches the tool's input schema.`,
       };
     }
+    const AjvClass = this.#loadedAjv;
+    if (!AjvClass) throw new Error('ToolRegistry.resolve() was called before ready() settled');
     let validate: ValidateFunction;
     try {
-      validate = entry.validate ??= (this.#ownAjv ??= new Ajv({ allErrors: true, strict: false, validateSchema: false })).compile(entry.tool.input_schema);
+      validate = entry.validate ??= (this.#ownAjv ??= new AjvClass({ allErrors: true, strict: false, validateSchema: false })).compile(
+        entry.tool.input_schema,
+      );
     } catch (err) {
       // The tool's own schema is broken (ajv cannot compile it): its calls cannot be checked.
       const why = err instanceof Error ? err.message : String(err);

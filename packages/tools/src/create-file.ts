@@ -1,5 +1,6 @@
 import type { AsyncTool, ToolOutput } from '@infinity-code/runtime';
-import { SandboxError, type Sandbox } from '@infinity-code/sandbox';
+import type { Sandbox } from '@infinity-code/sandbox';
+import { SandboxError } from '@infinity-code/sandbox/patches';
 import { ToolError } from './errors.js';
 import { guardPath, refuseGitDir } from './path-guard.js';
 import { splitLines, plural } from './text-lines.js';

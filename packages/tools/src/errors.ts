@@ -1,4 +1,4 @@
-import { SandboxError } from '@infinity-code/sandbox';
+import { SandboxError } from '@infinity-code/sandbox/patches';
 
 /**
  * A failure the model caused and can fix: its message becomes the tool result (flagged as an

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { SandboxPathError, type Sandbox } from '@infinity-code/sandbox';
+import type { Sandbox } from '@infinity-code/sandbox';
+import { SandboxPathError } from '@infinity-code/sandbox/patches';
 import { PathEscapeError, ToolError } from './errors.js';
 
 export interface GuardOptions {
