@@ -12,6 +12,8 @@
 //   same shares one after the other (fanout-single).
 // Latency: time to first token = BASE + per uncached input token; output at a token rate. The
 // defaults are a real model's shape (TASK_SPEED, default 1, divides every delay).
+// Env: TASK_TRACE=1 prints each request's time and thread, TASK_STDERR=1 the CLI's stderr,
+// TASK_NODE_ARGS flags for the CLI's node (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -261,7 +263,7 @@ async function run(name: string, task: string, brain: FakeBrain): Promise<Figure
     const exit = await new Promise<number>((resolve) => {
       const child = execFile(
         process.execPath,
-        [bin, '-p', task, '--yes', '--output-format', 'json', '--model', MODEL],
+        [...(process.env.TASK_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bin, '-p', task, '--yes', '--output-format', 'json', '--model', MODEL],
         {
           cwd: repo,
           env: { PATH: process.env.PATH, HOME: home, ...(process.env.IC_GIT_TIMING ? { IC_GIT_TIMING: '1' } : {}), ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: api.url, NO_COLOR: '1' },

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   AnthropicProvider,
   LocalSystem,
+  REPORTING_TOOLS,
   SqliteStore,
   type HistoryMessage,
   type ModelProvider,
@@ -345,5 +346,17 @@ export class AgentSession {
     // A child's sandbox is made at its spawn, so it holds exactly the parent's edits so far.
     if (e.type === 'thread-spawned' && e.kind !== 'compaction') void this.sandboxes.sandboxFor(e.childId).catch(() => {});
     if (e.type === 'thread-closed') void this.sandboxes.discard(e.threadId).catch(() => {});
+    if (e.type === 'tool-call-streaming' && REPORTING_TOOLS.has(e.name)) void this.prepareChildDiff(e.threadId).catch(() => {});
+  }
+
+  /**
+   * A child began writing its report: its diff, which the review needs first, is made while the
+   * model writes the rest (the sandbox keeps it while nothing changes there). Its parent then
+   * hears of the report a diff earlier: a fan-out's children all report at about the same time,
+   * and their parent waits for every one.
+   */
+  private async prepareChildDiff(threadId: string): Promise<void> {
+    if ((await this.system.threadRecord(threadId))?.parentId == null) return;
+    await (await this.sandboxes.sandboxFor(threadId)).diff();
   }
 }

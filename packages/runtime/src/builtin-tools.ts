@@ -12,6 +12,9 @@ const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
 });
 
 /** The runtime's own tools (docs/architecture.md, *Threads, identity and caching*), bound to the system's services. */
+/** The built-in calls with which a child reports to its parent (close_thread may carry a report). */
+export const REPORTING_TOOLS: ReadonlySet<string> = new Set(['report_to_parent', 'close_thread']);
+
 export function builtinTools(s: RuntimeServices): Tool[] {
   const spawnThread: SyncTool = {
     kind: 'sync',

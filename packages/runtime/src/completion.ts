@@ -54,6 +54,8 @@ export interface CompletionOutcome {
 
 export interface CompletionHooks {
   onText(delta: string): void;
+  /** The model began writing a tool call (its input still streams; the call may yet fail to parse). */
+  onToolStart?(call: { id: string; name: string }): void;
   onRetry(info: { attempt: number; delayMs: number; error: ModelError }): void;
 }
 
@@ -136,6 +138,7 @@ async function attemptOnce(
           break;
         }
         case 'tool_use_start':
+          hooks.onToolStart?.({ id: ev.id, name: ev.name });
           break;
         case 'tool_use': {
           const call: CompletionToolCall = { id: ev.id, name: ev.name, input: ev.input };

@@ -30,6 +30,12 @@ export type RuntimeEvent =
       kind: ModelErrorKind;
       message: string;
     }
+  /**
+   * The model began writing a tool call: its input still streams, and the call runs (or is
+   * answered with an error) only after the whole reply. For work worth starting early (a child
+   * about to report: its diff).
+   */
+  | { type: 'tool-call-streaming'; threadId: string; callId: string; name: string }
   | {
       type: 'tool-call';
       threadId: string;

@@ -61,3 +61,4 @@ export type { Quiescence, QuiescenceOptions } from './quiescence.js';
 export { StepSystem, type StepSystemOptions } from './step-system.js';
 export { ScriptedProvider, type Brain, type ScriptedCall, type ScriptedReply } from './scripted-provider.js';
 export { AnthropicProvider, type AnthropicProviderOptions } from './anthropic-provider.js';
+export { REPORTING_TOOLS } from './builtin-tools.js';

@@ -10,6 +10,7 @@ import { runSlice, type SliceDeps } from './slice.js';
 import type { ReportReviewer } from './services.js';
 import type { LoadedThread, ThreadRecord, ThreadUsage } from './store.js';
 import { sliceDeps, type SystemOptions } from './system-options.js';
+import { REPORTING_TOOLS } from './builtin-tools.js';
 import { ThreadCache } from './thread-cache.js';
 import type { Tool } from './tool.js';
 import { TimerScheduler } from './timer-scheduler.js';
@@ -26,6 +27,8 @@ interface Driver {
   /** Run a slice even with no input (recovering a call interrupted by a crash). */
   kick: boolean;
   abort: AbortController | null;
+  /** The thread's parent, while a slice runs (null: a root). */
+  parentId?: string | null;
 }
 
 const key = (threadId: string, callId: string) => `${threadId}\u0000${callId}`;
@@ -50,8 +53,9 @@ export class LocalSystem {
   /** Aborted by close(): a slice waiting inside a call (a report review) gives up. */
   private readonly closing = new AbortController();
   /**
-   * By parent, the children whose report is being reviewed: present only while a review runs,
-   * so an idle parent costs nothing here.
+   * By parent, the children whose report is on its way: from when the model begins writing the
+   * reporting call until the report was delivered (or the child's slice ended without one), the
+   * review included. Present only meanwhile, so an idle parent costs nothing here.
    */
   private readonly reportsUnderReview = new Map<string, Set<string>>();
 
@@ -78,6 +82,7 @@ export class LocalSystem {
     // An interrupted call's late result is stale: stop waiting for it.
     this.events.subscribe((e) => {
       if (e.type === 'tool-interrupted') this.settled(e.threadId, e.callId);
+      else if (e.type === 'tool-call-streaming' && REPORTING_TOOLS.has(e.name)) this.reportComing(e.threadId);
     });
   }
 
@@ -314,6 +319,17 @@ export class LocalSystem {
     }
   }
 
+  /**
+   * A child began writing a call that may report: its parent, if woken by a sibling's report
+   * meanwhile, waits for this one too (see gatheringReports). Undone when the child's slice ends.
+   */
+  private reportComing(childId: string): void {
+    const parentId = this.drivers.get(childId)?.parentId;
+    if (parentId == null) return;
+    const children = this.reportsUnderReview.get(parentId) ?? new Set<string>();
+    this.reportsUnderReview.set(parentId, children.add(childId));
+  }
+
   private reportArrived(parentId: string, childId: string): void {
     const children = this.reportsUnderReview.get(parentId);
     if (!children?.delete(childId)) return;
@@ -380,10 +396,13 @@ export class LocalSystem {
           continue;
         }
         d.abort = new AbortController();
+        d.parentId = thread.record.parentId;
         try {
           await runSlice(this.deps, thread, batch, { signal: d.abort.signal, deduplicated: true });
         } finally {
           d.abort = null;
+          // A report begun in this slice was delivered by now, or never will be.
+          if (d.parentId !== null) this.reportArrived(d.parentId, threadId);
           this.cache.put(thread);
         }
         await this.maybeCompact(thread);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from './events.js';
 import { userText } from './input.js';
 import { LocalSystem } from './local-system.js';
-import type { CompletionRequest } from './provider.js';
+import type { CompletionRequest, ModelProvider } from './provider.js';
 import { ScriptedProvider, type ScriptedReply } from './scripted-provider.js';
 import { lastText, makeStore, threadOf, type StoreKind } from './test-support/harness.js';
 
@@ -91,6 +91,52 @@ describe.each<StoreKind>(['memory', 'sqlite'])('reports of children finishing to
     expect(status).not.toContain('finished the slow task');
     expect(rootRequests.at(-1)).toContain('finished the slow task');
     expect(rootRequests).toHaveLength(4);
+    await system.close();
+    cleanup();
+  });
+
+  it('a parent woken by one report waits for a sibling whose model is still writing its report', async () => {
+    const { store, cleanup } = makeStore(storeKind);
+    const rootRequests: string[] = [];
+    const taskOf = (r: CompletionRequest): string | undefined => {
+      const me = threadOf(r);
+      if (me.stack.length < 2) return undefined;
+      const own = JSON.stringify(r.messages.find((m) => JSON.stringify(m.content).includes(`Your thread ID is ${me.id}`)));
+      return /task (fast|slow)/.exec(own)?.[1];
+    };
+    const brain = (r: CompletionRequest): ScriptedReply => {
+      const me = threadOf(r);
+      const task = taskOf(r);
+      if (task !== undefined) {
+        return { toolCall: { name: 'close_thread', input: { thread_id: me.id, report_to_parent: `finished the ${task} task` } } };
+      }
+      rootRequests.push(JSON.stringify(r.messages));
+      if (lastText(r) === 'go') {
+        return { toolCalls: ['fast', 'slow'].map((task) => ({ id: `spawn_${task}`, name: 'spawn_thread', input: { instructions: `task ${task}`, child_of: me.stack } })) };
+      }
+      return { text: 'noted' };
+    };
+    const scripted = new ScriptedProvider(brain);
+    // The slow child's model has begun its close_thread call and writes the rest of it only once
+    // the fast child's report has reached the parent (its close follows the delivery).
+    const provider: ModelProvider = {
+      name: 'held',
+      async *stream(request, signal) {
+        const slow = taskOf(request) === 'slow';
+        for await (const ev of scripted.stream(request, signal)) {
+          yield ev;
+          if (slow && ev.type === 'tool_use_start') await fastClosed;
+        }
+      },
+    };
+    const system: LocalSystem = new LocalSystem({ store, provider, model: 'scripted-model' });
+    const fastClosed = eventSeen(system, (e) => e.type === 'thread-closed');
+    await system.sendUserText('root', 'go', 'u1');
+    await system.whenIdle();
+    const first = rootRequests.find((m) => m.includes('finished the'));
+    expect(first).toContain('finished the fast task');
+    expect(first).toContain('finished the slow task');
+    expect(rootRequests).toHaveLength(3);
     await system.close();
     cleanup();
   });

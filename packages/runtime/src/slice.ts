@@ -132,6 +132,7 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
     try {
       result = await runCompletion(deps.provider, request, deps.retry, signal, {
         onText: (delta) => bus.emit({ type: 'text-delta', threadId, text: delta }),
+        onToolStart: (call) => bus.emit({ type: 'tool-call-streaming', threadId, callId: call.id, name: call.name }),
         onRetry: ({ attempt, delayMs, error }) =>
           bus.emit({ type: 'completion-retry', threadId, attempt, delayMs, kind: error.kind, message: error.message }),
       });
