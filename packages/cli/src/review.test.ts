@@ -173,6 +173,8 @@ describe('settling the diff a child reports', () => {
     ({ found, decision } = await all());
     const before = sandboxes.session.list().length;
     await settleChildDiff(sandboxes, child, found.diff, decision, { closing: true });
+    // Discarded without the parent waiting for it; the session's close waits for it.
+    await sandboxes.discarded();
     expect(fresh.isDiscarded).toBe(true);
     expect(sandboxes.session.list()).toHaveLength(before - 1);
     expect(sandboxes.session.list()).toEqual([root]);

@@ -60,7 +60,8 @@ export async function settleChildDiff(
   const parent = await sandboxes.sandboxFor(parentId);
   const chosen = selectedDiff(diff, decision);
   const result = chosen.isEmpty ? { clean: true, conflicts: [], files: [] } : await parent.apply(chosen);
-  if (closing) await sandboxes.discard(child.id);
+  // A closing child's sandbox goes without its parent waiting (the session's close waits for it).
+  if (closing) void sandboxes.discard(child.id).catch(() => undefined);
   else await sandboxes.restack(child.id, parentId);
   return result;
 }

@@ -12,6 +12,8 @@ export interface ThreadRecords {
  */
 export class SandboxMap {
   private readonly byThread = new Map<string, Promise<Sandbox>>();
+  /** Discards under way: callers need not wait for one (a closing child's), the session's close does. */
+  private readonly discarding = new Set<Promise<void>>();
 
   constructor(
     readonly session: SandboxSession,
@@ -45,7 +47,19 @@ export class SandboxMap {
   async discard(threadId: string): Promise<void> {
     const sb = this.byThread.get(threadId);
     this.byThread.delete(threadId);
-    if (sb) await (await sb.catch(() => undefined))?.discard();
+    if (!sb) return;
+    const run = (async () => (await sb.catch(() => undefined))?.discard())();
+    this.discarding.add(run);
+    try {
+      await run;
+    } finally {
+      this.discarding.delete(run);
+    }
+  }
+
+  /** Settles once every discard started so far is over (failed ones included). */
+  async discarded(): Promise<void> {
+    await Promise.allSettled([...this.discarding]);
   }
 
   /** Every sandbox with a thread, for listing changes nobody reported. */

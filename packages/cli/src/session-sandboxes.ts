@@ -54,6 +54,8 @@ export class SessionSandboxes {
   async close(keep: (rootId: string) => boolean): Promise<void> {
     for (const [rootId, map] of this.byRoot) {
       const opened = await map.catch(() => undefined);
+      // A sandbox being discarded must be gone before its session's storage goes.
+      await opened?.discarded();
       await opened?.session.close({ keep: keep(rootId) });
     }
     this.byRoot.clear();

@@ -104,7 +104,7 @@ export class LocalSystem {
    * then, and the first reply with calls does not wait for it.
    */
   warmTools(): void {
-    void this.deps.tools.ready().catch(() => undefined);
+    void this.deps.tools.warm().catch(() => undefined);
   }
 
   /**

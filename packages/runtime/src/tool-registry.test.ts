@@ -44,4 +44,15 @@ describe('checking tool calls', () => {
     });
     expect(registry.resolve(call('fine', {}))).toMatchObject({ kind: 'async' });
   });
+
+  it('warm() compiles the schemas ahead of the calls; a broken one is still reported at its call', async () => {
+    const registry = new ToolRegistry([
+      tool('broken', { type: 'object', properties: { n: { type: 'number', minimum: 'one' } } }),
+      tool('read', { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }),
+    ]);
+    await registry.warm();
+    expect(registry.resolve(call('broken', { n: 1 }))).toMatchObject({ kind: 'error', message: expect.stringMatching(/its input schema is invalid/) });
+    expect(registry.resolve(call('read', {}))).toMatchObject({ kind: 'error', message: expect.stringMatching(/required property 'path'/) });
+    expect(registry.resolve(call('read', { path: 'a' }))).toMatchObject({ kind: 'async' });
+  });
 });

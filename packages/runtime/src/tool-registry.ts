@@ -78,6 +78,30 @@ export class ToolRegistry {
     return this.#ajvClass;
   }
 
+  /**
+   * Loads the validator, then compiles the schemas of tools not called yet, one per turn of the
+   * event loop: for a caller that knows the process is idle (waiting on the model), so that a
+   * tool's first call does not pay for it.
+   */
+  async warm(): Promise<void> {
+    await this.ready();
+    for (const entry of [...this.tools.values()]) {
+      if (entry.validate) continue;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      try {
+        entry.validate ??= this.ownAjv().compile(entry.tool.input_schema);
+      } catch {
+        // A broken schema is reported when the tool is called (see resolve).
+      }
+    }
+  }
+
+  private ownAjv(): Ajv {
+    const AjvClass = this.#loadedAjv;
+    if (!AjvClass) throw new Error('ToolRegistry.resolve() was called before ready() settled');
+    return (this.#ownAjv ??= new AjvClass({ allErrors: true, strict: false, validateSchema: false }));
+  }
+
   private problem(tool: Tool): string | undefined {
     if (tool.name === INJECTED_TOOL_NAME) return `${INJECTED_TOOL_NAME} is reserved for injected events and can't be a tool`;
     if (this.tools.has(tool.name)) return `Two tools are named ${tool.name}`;
@@ -134,13 +158,10 @@ export class ToolRegistry {
         message: `Error: the arguments of ${call.name} were not valid JSON (${call.inputError}). Send one JSON object that matches the tool's input schema.`,
       };
     }
-    const AjvClass = this.#loadedAjv;
-    if (!AjvClass) throw new Error('ToolRegistry.resolve() was called before ready() settled');
+    const own = this.ownAjv();
     let validate: ValidateFunction;
     try {
-      validate = entry.validate ??= (this.#ownAjv ??= new AjvClass({ allErrors: true, strict: false, validateSchema: false })).compile(
-        entry.tool.input_schema,
-      );
+      validate = entry.validate ??= own.compile(entry.tool.input_schema);
     } catch (err) {
       // The tool's own schema is broken (ajv cannot compile it): its calls cannot be checked.
       const why = err instanceof Error ? err.message : String(err);
