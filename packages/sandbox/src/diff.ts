@@ -99,7 +99,7 @@ export async function diffTrees(
     // A type change is two patches for one change: git counts those itself.
     applyNumstat(files, (await git(['diff-tree', '-r', '-z', '-M', '--numstat', ...PLAIN, from, to], opts)).stdout);
   }
-  return {
+  const diff: SandboxDiff = {
     patch: patchBytes.toString('utf8'),
     patchBytes,
     files,
@@ -108,6 +108,19 @@ export async function diffTrees(
     to,
     isEmpty: files.length === 0,
   };
+  whole.set(diff, raw);
+  return diff;
+}
+
+// The raw changes behind each diff made whole from two trees (not a selection of its hunks).
+const whole = new WeakMap<SandboxDiff, readonly RawChange[]>();
+
+/**
+ * @internal The changes of a diff exactly as its patch holds them, with both sides' object ids,
+ * when it was made whole from its two trees; undefined for any other (a selection of hunks).
+ */
+export function wholeChanges(diff: SandboxDiff): readonly RawChange[] | undefined {
+  return whole.get(diff);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { refuseUnsafeChanges } from './apply-guard.js';
 import type { ApplyPolicyOptions } from './apply-policy.js';
+import { applyDirect } from './apply-direct.js';
 import { applyPatch, type ApplyResult } from './apply.js';
 import type { BackendSandbox, DiffSince, SessionContext } from './backend.js';
 import { deliveredTree, treeWithPatch, type Delivered } from './delivered.js';
@@ -304,6 +305,8 @@ export class Sandbox {
     const { ctx } = this.owner;
     return this.op(
       async () =>
+        // Files this sandbox still has as the diff found them take the new version directly.
+        (await applyDirect(ctx, this.fs, diff)) ??
         applyPatch(
           ctx,
           {
