@@ -1,4 +1,4 @@
-import { lstat, stat } from 'node:fs/promises';
+import { lstatSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -44,22 +44,36 @@ export interface HiddenPath {
   dir: boolean;
 }
 
-/** The credential paths (built-in ones plus `extra`) that exist here, each once, outermost first. */
-export async function hiddenPaths(extra: readonly string[] = [], home = os.homedir()): Promise<HiddenPath[]> {
+/**
+ * The credential paths (built-in ones plus `extra`) that exist here, each once, outermost first.
+ * Synchronous lstat calls (some thirty, microseconds each): a session opens once these are known,
+ * and awaiting each in turn waited on an event loop kept busy at start-up (the first model reply,
+ * tool schemas) every time: 100-140 ms before the containment was known.
+ */
+export function hiddenPaths(extra: readonly string[] = [], home = os.homedir()): Promise<HiddenPath[]> {
   const candidates = [...HOME_CREDENTIALS.map((p) => path.join(home, p)), ...SYSTEM_CREDENTIALS, ...extra.map((p) => path.resolve(p))];
   const found: HiddenPath[] = [];
   for (const p of [...new Set(candidates)].sort()) {
     if (found.some((f) => f.dir && isWithin(f.path, p))) continue;
-    const st = await lstat(p).catch(() => undefined);
+    const st = quietly(() => lstatSync(p, { throwIfNoEntry: false }));
     if (!st) continue;
     // A symlink is hidden where it points: bubblewrap resolves mount destinations.
-    found.push({ path: p, dir: st.isDirectory() || (st.isSymbolicLink() && (await isDirTarget(p))) });
+    found.push({ path: p, dir: st.isDirectory() || (st.isSymbolicLink() && isDirTarget(p)) });
   }
-  return found;
+  return Promise.resolve(found);
 }
 
-async function isDirTarget(p: string): Promise<boolean> {
-  return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
+function isDirTarget(p: string): boolean {
+  return quietly(() => statSync(p, { throwIfNoEntry: false }))?.isDirectory() ?? false;
+}
+
+/** `f()`, or undefined where it throws (a path we may not look into counts as absent). */
+function quietly<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
 }
 
 function isWithin(parent: string, child: string): boolean {
