@@ -70,7 +70,8 @@ export async function startChildren(
           `You are now inside the thread you asked to create. Your thread ID is ${childId}; your parent ` +
           `is ${parent.id}. Follow these instructions exactly:\n\n${instructions}\n\nEverything before ` +
           "this point was your parent's context: don't redo its plan or spawn the threads it planned. " +
-          'When you are done, call report_to_parent with what you did, then close_thread.\n' +
+          // One call, one round trip: close_thread carries the report (report_to_parent keeps the thread open).
+          'When you are done, call close_thread with report_to_parent saying what you did.\n' +
           stackLine([...parent.stack, childId]);
       } else if (spawned.has(call.id)) {
         body = `This call of your parent's started thread ${spawned.get(call.id)!}, a sibling working in parallel with you: that part of the work is its, not yours.`;
