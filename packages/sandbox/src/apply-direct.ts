@@ -42,8 +42,12 @@ export async function applyDirect(ctx: SessionContext, fs: ViewFs, diff: Sandbox
   return { clean: true, conflicts: [], files: diff.files.map((f) => f.path) };
 }
 
-/** An added or edited regular file, its mode unchanged; no `.gitattributes` among them. */
+/**
+ * An added or edited regular file, its mode unchanged, named in UTF-8 (the view is asked by the
+ * decoded name, which for other bytes is not the file's); no `.gitattributes` among them.
+ */
 function isPlainEdit(c: RawChange): boolean {
+  if (!Buffer.from(c.path, 'utf8').equals(c.pathBytes)) return false;
   if (path.posix.basename(c.path) === '.gitattributes') return false;
   if (c.letter === 'A') return c.oldMode === NO_MODE && PLAIN_FILE.has(c.newMode);
   return c.letter === 'M' && c.oldMode === c.newMode && PLAIN_FILE.has(c.newMode);
