@@ -107,15 +107,23 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     stream?.event(e);
     if (e.threadId === session.id) prepareDiff(e);
   });
-  stream?.init({
-    model,
-    cwd: root,
-    tools: agent.system.toolNames,
-    permissionMode: o.yes ? 'acceptEdits' : 'default',
-    sandbox: await agent.backend(),
-    contained: await agent.commandsContained(),
-    mcpServers: (agent.mcp?.status() ?? []).map((m) => ({ name: m.name, status: m.state })),
-  });
+  // The init line names the sandbox, which opens while the model reads the task: the task is sent
+  // first and the stream holds its lines until init is out (awaited below, so a session that
+  // cannot open still fails the run).
+  const streamInit = stream
+    ? Promise.all([agent.backend(), agent.commandsContained()]).then(([sandbox, contained]) =>
+        stream.init({
+          model,
+          cwd: root,
+          tools: agent.system.toolNames,
+          permissionMode: o.yes ? 'acceptEdits' : 'default',
+          sandbox,
+          contained,
+          mcpServers: (agent.mcp?.status() ?? []).map((m) => ({ name: m.name, status: m.state })),
+        }),
+      )
+    : undefined;
+  streamInit?.catch(() => {});
   // MCP servers as they come up or fail (those settled before this line too); headless can't ask,
   // so a repository's server starts only when approved in the user's config or named with --mcp-config.
   const mcpReport = (s: McpServerStatus) => {
@@ -134,6 +142,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   const loop = whenLoopDrains();
   try {
     await agent.system.sendUserText(session.id, task.message);
+    await streamInit;
     // Past the deadline while the session opened: the task is stored (for -c), and stopped at once.
     if (stop.aborted) onAbort();
     const end = await agent.system.whenQuiescent({ signal: stop, stalled: loop.drained });

@@ -39,20 +39,32 @@ interface Reply {
   finished: boolean;
 }
 
-/** Turns the runtime's event stream into stream-json lines, written through `line`. */
+/** Turns the runtime's event stream into stream-json lines, written through `write`. */
 export class StreamJsonWriter {
   private readonly replies = new Map<string, Reply>();
   /** Child thread → the spawn call that started it. */
   private readonly spawnedBy = new Map<string, string>();
   private messages = 0;
+  /**
+   * Lines held until the init line is out: the task goes to the model before the sandbox it
+   * names is known, and a reader expects init first.
+   */
+  private held: object[] | undefined = [];
 
   constructor(
-    private readonly line: (obj: object) => void,
+    private readonly write: (obj: object) => void,
     private readonly sessionId: string,
   ) {}
 
+  private line(obj: object): void {
+    if (this.held) this.held.push(obj);
+    else this.write(obj);
+  }
+
   init(info: InitInfo): void {
-    this.line({
+    const held = this.held ?? [];
+    this.held = undefined;
+    this.write({
       type: 'system',
       subtype: 'init',
       session_id: this.sessionId,
@@ -65,6 +77,7 @@ export class StreamJsonWriter {
       sandbox: info.sandbox,
       contained: info.contained,
     });
+    for (const obj of held) this.write(obj);
   }
 
   event(e: RuntimeEvent): void {
