@@ -14,6 +14,7 @@ import {
 } from '@infinity-code/runtime';
 import type { ApplyResult, BackendName, BaseRefresh, Sandbox, SandboxDiff, SandboxSession } from '@infinity-code/sandbox';
 import { SandboxError } from '@infinity-code/sandbox/patches';
+import { TOOL_VALIDATORS } from './generated/tool-validators.js';
 import { codingTools, type CommandRequest, type UncontainedPolicy } from '@infinity-code/tools';
 import { startMcpServers, type McpServerEntry, type McpServers } from '@infinity-code/mcp';
 import { basePrompt } from './instructions.js';
@@ -183,6 +184,7 @@ export class AgentSession {
       store,
       provider,
       tools: [...tools.tools, ...(o.extraTools ?? [])],
+      validators: TOOL_VALIDATORS,
       // Read per round: a model switch applies from the next completion of every thread.
       model: () => modelRef.current,
       systemPrompt: basePrompt(setup.root),
@@ -280,10 +282,15 @@ export class AgentSession {
     return (await this.rootSandbox()).workingTreeDiff();
   }
 
-  /** Starts making rootDiff() in the background, so that it is ready when asked for (see Sandbox.prepareWorkingTreeDiff). */
-  prepareRootDiff(): void {
+  /**
+   * Starts making rootDiff() in the background, so that it is ready when asked for (see
+   * Sandbox.prepareWorkingTreeDiff); not if `stillWanted` says no once the sandbox is there.
+   */
+  prepareRootDiff(stillWanted: () => boolean = () => true): void {
     void this.rootSandbox().then(
-      (sb) => sb.prepareWorkingTreeDiff(),
+      (sb) => {
+        if (stillWanted()) sb.prepareWorkingTreeDiff();
+      },
       () => undefined,
     );
   }

@@ -12,7 +12,7 @@ import type { LoadedThread, ThreadRecord, ThreadUsage } from './store.js';
 import { sliceDeps, type SystemOptions } from './system-options.js';
 import { REPORTING_TOOLS } from './builtin-tools.js';
 import { ThreadCache } from './thread-cache.js';
-import type { Tool } from './tool.js';
+import type { Tool, ToolDefinition } from './tool.js';
 import { TimerScheduler } from './timer-scheduler.js';
 import { INTERRUPTED_BY_RESTART } from './wording.js';
 
@@ -276,6 +276,11 @@ export class LocalSystem {
   /** The names of the tools every thread is offered, in the order the model sees them. */
   get toolNames(): string[] {
     return this.deps.tools.definitions().map((d) => d.name);
+  }
+
+  /** The tools every thread is offered (name, description, input schema), in that order. */
+  get toolDefinitions(): readonly ToolDefinition[] {
+    return this.deps.tools.definitions();
   }
 
   async close(): Promise<void> {

@@ -147,8 +147,9 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
     if (result.cancelled) return 'interrupted';
     if (result.toolCalls.length === 0) return 'completed';
 
-    // The validator is loaded on the first reply with calls (not before the first request).
-    await deps.tools.ready();
+    // The validator is loaded on the first reply with calls (not before the first request),
+    // unless each called tool came with its check made ahead of time.
+    if (!deps.tools.checksReady(result.toolCalls)) await deps.tools.ready();
     resolveBatch(deps, threadId, result.toolCalls, tx);
     if (tx.batch.some((c) => c.result === undefined && deps.tools.get(c.name)?.kind === 'sync')) {
       // The reply and its calls are durable before any runs: a spawned child inherits history up

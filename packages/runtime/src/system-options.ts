@@ -9,7 +9,7 @@ import type { SliceDeps } from './slice.js';
 import type { RuntimeStore, ThreadRecord } from './store.js';
 import { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
 import type { Tool } from './tool.js';
-import { ToolRegistry } from './tool-registry.js';
+import { ToolRegistry, type InputCheck } from './tool-registry.js';
 
 /** Options shared by local and step mode. */
 export interface SystemOptions {
@@ -30,6 +30,11 @@ export interface SystemOptions {
   reviewReport?: ReportReviewer;
   /** The clock (tests move it). */
   now?: () => number;
+  /**
+   * Input checks made ahead of time (Ajv standalone code) by the JSON text of the schema they
+   * check: a tool with one is checked without loading Ajv (see ToolRegistry).
+   */
+  validators?: ReadonlyMap<string, InputCheck>;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -67,7 +72,7 @@ export function sliceDeps(
     maxTokens: opts.maxTokens ?? 8192,
     ...(opts.reviewReport ? { reviewReport: opts.reviewReport } : {}),
   } as Omit<SliceDeps, 'tools' | 'dispatch'> & Partial<Pick<SliceDeps, 'tools' | 'dispatch'>>;
-  const tools = new ToolRegistry([...builtinTools(deps as SliceDeps), ...(opts.tools ?? [])]);
+  const tools = new ToolRegistry([...builtinTools(deps as SliceDeps), ...(opts.tools ?? [])], opts.validators);
   deps.tools = tools;
   deps.dispatch = (thread, call) => dispatchCall({ store: opts.store, tools, bus, deliver }, thread, call);
   return deps as SliceDeps;

@@ -55,4 +55,27 @@ describe('checking tool calls', () => {
     expect(registry.resolve(call('read', {}))).toMatchObject({ kind: 'error', message: expect.stringMatching(/required property 'path'/) });
     expect(registry.resolve(call('read', { path: 'a' }))).toMatchObject({ kind: 'async' });
   });
+
+  it('a tool whose schema has a check made ahead of time is checked without loading the validator; the others still need it', () => {
+    const readSchema: JsonSchema = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false };
+    // A check as Ajv's standalone code makes them: a function that sets `errors`.
+    const check = Object.assign(
+      (data: unknown): boolean => {
+        const ok = typeof (data as { path?: unknown }).path === 'string';
+        check.errors = ok ? null : [{ instancePath: '', message: "must have required property 'path'" }];
+        return ok;
+      },
+      { errors: null as null | Array<{ instancePath: string; message: string }> },
+    );
+    const registry = new ToolRegistry(
+      [tool('read', readSchema), tool('other', { type: 'object', properties: {} })],
+      new Map([[JSON.stringify(readSchema), check]]),
+    );
+    expect(registry.checksReady([call('read', {})])).toBe(true);
+    expect(registry.checksReady([call('read', {}), call('other', {})])).toBe(false);
+    // No ready(): the check is there already.
+    expect(registry.resolve(call('read', { path: 'a.txt' }))).toMatchObject({ kind: 'async', input: { path: 'a.txt' } });
+    expect(registry.resolve(call('read', {}))).toEqual({ kind: 'error', message: "Error: invalid arguments for read: input must have required property 'path'." });
+    expect(() => registry.resolve(call('other', {}))).toThrow(/before ready\(\)/);
+  });
 });

@@ -1,8 +1,14 @@
-import type { Ajv, ValidateFunction } from 'ajv';
+import type { Ajv } from 'ajv';
 import type { CompletionToolCall } from './completion.js';
 import type { AsyncTool, SyncTool, Tool, ToolDefinition } from './tool.js';
 import { toolDefinition } from './tool.js';
 import { INJECTED_TOOL_NAME } from './wording.js';
+
+/** A schema check as Ajv makes them: true when `data` fits; otherwise `errors` says why. */
+export interface InputCheck {
+  (data: unknown): boolean;
+  errors?: ReadonlyArray<{ instancePath?: string; message?: string }> | null;
+}
 
 export type Resolution =
   | { kind: 'error'; message: string }
@@ -15,7 +21,7 @@ export type Resolution =
  * the model can read and correct.
  */
 export class ToolRegistry {
-  private readonly tools = new Map<string, { tool: Tool; validate?: ValidateFunction }>();
+  private readonly tools = new Map<string, { tool: Tool; validate?: InputCheck }>();
   /** For tools added later (MCP servers'): schemas checked against JSON Schema's meta-schema. */
   #ajv: Ajv | undefined;
   /**
@@ -34,11 +40,17 @@ export class ToolRegistry {
   #loadedAjv: typeof Ajv | undefined;
   private defs: readonly ToolDefinition[];
 
-  constructor(tools: readonly Tool[]) {
+  /**
+   * `validators`: checks made ahead of time (Ajv's standalone code) for some of the schemas, by
+   * the schema's JSON text. A tool whose schema has one never needs Ajv loaded or a schema
+   * compiled; any other is compiled on first use as before, so a stale entry only costs time.
+   */
+  constructor(tools: readonly Tool[], validators: ReadonlyMap<string, InputCheck> = new Map()) {
     for (const tool of tools) {
       const problem = this.problem(tool);
       if (problem) throw new Error(problem);
-      this.tools.set(tool.name, { tool });
+      const validate = validators.size > 0 ? validators.get(JSON.stringify(tool.input_schema)) : undefined;
+      this.tools.set(tool.name, validate ? { tool, validate } : { tool });
     }
     // Built once: a slice must not allocate the tool list per completion.
     this.defs = tools.map(toolDefinition);
@@ -72,7 +84,18 @@ export class ToolRegistry {
     return rejected;
   }
 
-  /** Loads the validator (once); resolve() needs it loaded. */
+  /**
+   * Whether resolve() can check these calls now: every tool they name (that exists) has its
+   * check already. Otherwise ready() must settle first.
+   */
+  checksReady(calls: readonly { name: string }[]): boolean {
+    return calls.every((c) => {
+      const entry = this.tools.get(c.name);
+      return entry === undefined || entry.validate !== undefined;
+    });
+  }
+
+  /** Loads the validator (once); resolve() needs it loaded unless checksReady() says so. */
   async ready(): Promise<typeof Ajv> {
     this.#ajvClass ??= import('./ajv-module.js').then((m) => (this.#loadedAjv = m.Ajv));
     return this.#ajvClass;
@@ -84,6 +107,7 @@ export class ToolRegistry {
    * tool's first call does not pay for it.
    */
   async warm(): Promise<void> {
+    if ([...this.tools.values()].every((e) => e.validate !== undefined)) return;
     await this.ready();
     for (const entry of [...this.tools.values()]) {
       if (entry.validate) continue;
@@ -158,14 +182,16 @@ export class ToolRegistry {
         message: `Error: the arguments of ${call.name} were not valid JSON (${call.inputError}). Send one JSON object that matches the tool's input schema.`,
       };
     }
-    const own = this.ownAjv();
-    let validate: ValidateFunction;
-    try {
-      validate = entry.validate ??= own.compile(entry.tool.input_schema);
-    } catch (err) {
-      // The tool's own schema is broken (ajv cannot compile it): its calls cannot be checked.
-      const why = err instanceof Error ? err.message : String(err);
-      return { kind: 'error', message: `Error: the tool ${call.name} cannot be used: its input schema is invalid (${why}).` };
+    let validate = entry.validate;
+    if (validate === undefined) {
+      const own = this.ownAjv();
+      try {
+        validate = entry.validate = own.compile(entry.tool.input_schema);
+      } catch (err) {
+        // The tool's own schema is broken (ajv cannot compile it): its calls cannot be checked.
+        const why = err instanceof Error ? err.message : String(err);
+        return { kind: 'error', message: `Error: the tool ${call.name} cannot be used: its input schema is invalid (${why}).` };
+      }
     }
     if (!validate(call.input)) {
       const detail = (validate.errors ?? [])
