@@ -86,14 +86,18 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     },
   });
   // The root's diff is made while the model writes: when its last reply comes, the diff is ready.
-  // Only once the model has taken a while (as a real one does): a diff made during a quick reply
-  // that calls more tools would be thrown away, its processes taken from the tool calls.
+  // Only once the model has taken a while (as a real one does), and not once the reply calls a
+  // tool or has ended (say, while the sandbox was still opening): that diff would be thrown
+  // away, its processes taken from the tool calls.
   let preparing: NodeJS.Timeout | undefined;
+  let replyWriting = false;
   const prepareDiff = (e: RuntimeEvent): void => {
     if (e.type === 'completion-started') {
-      preparing = setTimeout(() => agent.prepareRootDiff(), PREPARE_DIFF_AFTER_MS);
+      replyWriting = true;
+      preparing = setTimeout(() => agent.prepareRootDiff(() => replyWriting), PREPARE_DIFF_AFTER_MS);
       preparing.unref();
-    } else if (e.type === 'completion-finished' || e.type === 'error') {
+    } else if (e.type === 'completion-finished' || e.type === 'error' || e.type === 'tool-call-streaming') {
+      replyWriting = false;
       clearTimeout(preparing);
     }
   };
