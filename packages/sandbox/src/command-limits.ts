@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandLimits } from './containment.js';
@@ -50,25 +49,32 @@ let placesProbe: Promise<CgroupPlaces> | undefined;
 
 /** Where this process may make child cgroups (root with cgroup v1, or a delegated v2 subtree); asked once. */
 function cgroupPlaces(): Promise<CgroupPlaces> {
-  placesProbe ??= findPlaces().catch(() => ({ v2: false }));
+  placesProbe ??= Promise.resolve().then(findPlaces).catch(() => ({ v2: false }));
   return placesProbe;
 }
 
-async function findPlaces(): Promise<CgroupPlaces> {
+// Synchronous, as in commandCgroup: cgroupfs and /proc live in memory, and each asynchronous call
+// would wait for a thread of the pool, busy at start-up, on the way to a session's first command.
+function findPlaces(): CgroupPlaces {
   if (process.platform !== 'linux') return { v2: false };
-  const own = await readFile('/proc/self/cgroup', 'utf8');
+  const own = readFileSync('/proc/self/cgroup', 'utf8');
   const places: CgroupPlaces = { v2: false };
   for (const line of own.split('\n')) {
     const [, controllers, rel] = line.split(':');
     if (controllers === undefined || rel === undefined) continue;
     for (const c of ['pids', 'memory'] as const) {
-      if (controllers.split(',').includes(c) && (await usable(path.join('/sys/fs/cgroup', c, rel), c, false))) places[c] = path.join('/sys/fs/cgroup', c, rel);
+      if (controllers.split(',').includes(c) && usable(path.join('/sys/fs/cgroup', c, rel), c, false)) places[c] = path.join('/sys/fs/cgroup', c, rel);
     }
     if (controllers === '' && !places.pids) {
       const dir = path.join('/sys/fs/cgroup', rel);
-      const enabled = await readFile(path.join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '');
+      let enabled = '';
+      try {
+        enabled = readFileSync(path.join(dir, 'cgroup.subtree_control'), 'utf8');
+      } catch {
+        // No delegated subtree here.
+      }
       for (const c of ['pids', 'memory'] as const) {
-        if (enabled.split(/\s+/).includes(c) && (await usable(dir, c, true))) {
+        if (enabled.split(/\s+/).includes(c) && usable(dir, c, true)) {
           places[c] = dir;
           places.v2 = true;
         }
@@ -79,20 +85,24 @@ async function findPlaces(): Promise<CgroupPlaces> {
 }
 
 /** Makes and removes a trial child cgroup: the only reliable test of permission and delegation. */
-async function usable(parent: string, controller: 'pids' | 'memory', v2: boolean): Promise<boolean> {
+function usable(parent: string, controller: 'pids' | 'memory', v2: boolean): boolean {
   const trial = path.join(parent, `infinity-code-probe-${randomBytes(4).toString('hex')}`);
   try {
-    await mkdir(trial);
+    mkdirSync(trial);
   } catch {
     return false;
   }
   try {
-    await writeFile(path.join(trial, limitFile(controller, v2)), controller === 'pids' ? '64' : String(GIB));
+    writeFileSync(path.join(trial, limitFile(controller, v2)), controller === 'pids' ? '64' : String(GIB));
     return true;
   } catch {
     return false;
   } finally {
-    await rmdir(trial).catch(() => undefined);
+    try {
+      rmdirSync(trial);
+    } catch {
+      // Left behind only if the kernel refused; an empty cgroup holds nothing.
+    }
   }
 }
 
