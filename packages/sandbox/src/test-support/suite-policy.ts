@@ -249,6 +249,10 @@ export function registerPolicyTests(s: SuiteContext): void {
       ['caf\\351.txt', 'non-utf8-name'],
       ['n2\\351w.txt', 'non-utf8-name'],
     ]);
+    // A diff put together elsewhere that holds such a file (its odd byte kept as a lone surrogate,
+    // as the package's own listings keep it) is refused whole, like any unsafe change.
+    const forged: SandboxDiff = { ...own, files: [...own.files, { path: 'caf\udce9.txt', status: 'modified', binary: false, oldMode: '100644', newMode: '100644' }] };
+    await expect(sb.apply(forged)).rejects.toMatchObject({ code: 'unsafe-change', message: expect.stringContaining('caf\\351.txt (its name is not valid UTF-8') });
     expect(await child.squashInto(sb)).toMatchObject({ clean: true, files: ['big.bin', 'd.txt'] });
     expect(await sb.readText('d.txt')).toBe('d\n');
     expect((await sb.run(`cat ${name('caf\\351.txt')}`)).stdout).toBe('new');
