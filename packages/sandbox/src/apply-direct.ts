@@ -8,6 +8,7 @@ import { readObjects } from './blobs.js';
 import { wholeChanges, type SandboxDiff } from './diff.js';
 import { NO_MODE, type RawChange } from './raw-changes.js';
 import { SandboxError } from './errors.js';
+import { hasOddBytes } from './utf8-names.js';
 import type { FileStat, ViewFs } from './view-fs.js';
 
 // At most this many files, of at most this many bytes together, are written directly; a bigger
@@ -47,7 +48,7 @@ export async function applyDirect(ctx: SessionContext, fs: ViewFs, diff: Sandbox
  * decoded name, which for other bytes is not the file's); no `.gitattributes` among them.
  */
 function isPlainEdit(c: RawChange): boolean {
-  if (!Buffer.from(c.path, 'utf8').equals(c.pathBytes)) return false;
+  if (hasOddBytes(c.path)) return false;
   if (path.posix.basename(c.path) === '.gitattributes') return false;
   if (c.letter === 'A') return c.oldMode === NO_MODE && PLAIN_FILE.has(c.newMode);
   return c.letter === 'M' && c.oldMode === c.newMode && PLAIN_FILE.has(c.newMode);

@@ -3,6 +3,7 @@
 // rules on real repositories for every backend.
 import { describe, expect, it } from 'vitest';
 import { classifyChanges, DEFAULT_APPLY_POLICY, resolveLink, type PolicyChange, type PolicyFacts } from './apply-policy.js';
+import { escapedName } from './utf8-names.js';
 
 const MB = 1024 * 1024;
 const none: PolicyFacts = { nestedRepos: new Set(), links: new Map() };
@@ -104,5 +105,26 @@ describe('classifyChanges', () => {
       ['cfg/x', 'blocked'],
     ]);
     expect(omitted[1].reason).toBe('its place is taken by cfg, which was left as it was');
+  });
+  it('leaves out, before any other rule, every change whose path is not UTF-8 on either side, named as git escapes it', () => {
+    const latin1 = (p: string) => escapedName(Buffer.from(p, 'latin1'));
+    const changes = [
+      file('ok.txt'),
+      file(latin1('caf\xe9.txt'), { oldMode: '100644' }),
+      file(latin1('.infinity/n\xe9w')),
+      file(latin1('gone\xe9.txt'), { newMode: undefined, newSize: undefined, oldMode: '100644' }),
+      file(latin1('to\xe9'), { oldPath: 'from.txt', oldMode: '100644' }),
+      file('caf\u00e9.txt'),
+    ];
+    const { kept, omitted } = classifyChanges(changes, none, DEFAULT_APPLY_POLICY);
+    expect(kept.map((c) => c.path)).toEqual(['ok.txt', 'café.txt']);
+    expect(omitted.map((o) => [o.path, o.rule])).toEqual([
+      ['caf\\351.txt', 'non-utf8-name'],
+      ['.infinity/n\\351w', 'non-utf8-name'],
+      ['gone\\351.txt', 'non-utf8-name'],
+      ['to\\351', 'non-utf8-name'],
+    ]);
+    expect(omitted[0].reason).toBe('its name is not valid UTF-8, which Infinity Code cannot carry: left as it was; give it a UTF-8 name in the sandbox to include it');
+    expect(omitted[2].reason).toBe('its name is not valid UTF-8, which Infinity Code cannot carry: left as it was; the agent deleted it, so delete it yourself if it should go');
   });
 });

@@ -1,6 +1,7 @@
 // What of an agent's diff may reach a user's files: the rules, without any I/O. The facts they
 // need (sizes, symlink targets, nested repositories, the user's ignored files) are gathered by
 // policy-diff.ts; the diff that is applied is the original minus what this leaves out.
+import { hasOddBytes, shownName } from './utf8-names.js';
 
 const MB = 1024 * 1024;
 const MAX_LINK_HOPS = 40;
@@ -8,6 +9,11 @@ const SYMLINK = '120000';
 const GITLINK = '160000';
 
 export type OmitRule =
+  /**
+   * A path whose name is not valid UTF-8 (a Latin-1 "café"): patches, file views and messages
+   * carry names as UTF-8, so the change cannot be carried faithfully (see utf8-names.ts).
+   */
+  | 'non-utf8-name'
   /** A path inside a `.git` directory, at any depth. */
   | 'git-dir'
   /** A path inside one of ApplyPolicyOptions.reservedDirs (the CLI's `.infinity`). */
@@ -27,7 +33,10 @@ export type OmitRule =
 
 /** A change left out of a diff, and why, in words for the user. */
 export interface OmittedFile {
-  /** Repo-relative path; for 'nested-repo', the repository's directory with a trailing `/`. */
+  /**
+   * Repo-relative path; for 'nested-repo', the repository's directory with a trailing `/`; for
+   * 'non-utf8-name', with git's octal escapes for the bytes that are not UTF-8 (`caf\351.txt`).
+   */
   path: string;
   rule: OmitRule;
   /** A sentence for the user (it does not repeat `path`, except for nested repositories). */
@@ -60,7 +69,7 @@ export const DEFAULT_APPLY_POLICY: ApplyPolicyOptions = {
 
 /** One change as the rules see it. */
 export interface PolicyChange {
-  /** Path after the change (the deleted path for deletions). */
+  /** Path after the change (the deleted path for deletions); names that are not UTF-8 escaped (see utf8-names.ts). */
   path: string;
   /** Source of a rename. */
   oldPath?: string;
@@ -99,8 +108,9 @@ export interface Classified<C extends PolicyChange> {
 
 /**
  * Splits `changes` into those that may be applied and those left out, each with its reason.
- * First rule that matches wins, in this order: .git, reserved directories, nested repositories,
- * symlinks leading out, the user's ignored files, size per file, size of the whole diff.
+ * First rule that matches wins, in this order: names that are not UTF-8, .git, reserved
+ * directories, nested repositories, symlinks leading out, the user's ignored files, size per
+ * file, size of the whole diff.
  */
 export function classifyChanges<C extends PolicyChange>(changes: readonly C[], facts: PolicyFacts, opts: ApplyPolicyOptions): Classified<C> {
   const kept: C[] = [];
@@ -125,6 +135,11 @@ export function classifyChanges<C extends PolicyChange>(changes: readonly C[], f
       dropped.push(c);
       if (entry) omitted.push(entry);
     };
+    const oddName = paths.find(hasOddBytes);
+    if (oddName !== undefined) {
+      drop({ path: shownName(oddName), rule: 'non-utf8-name', reason: nonUtf8Reason(c.newMode === undefined) });
+      continue;
+    }
     const gitPath = paths.find(isInGitDir);
     if (gitPath !== undefined) {
       drop({ path: c.path, rule: 'git-dir', reason: 'inside a .git directory, which belongs to git: the agent may not change it' });
@@ -189,7 +204,7 @@ export function classifyChanges<C extends PolicyChange>(changes: readonly C[], f
   for (const { change, by } of blocked) {
     kept.splice(kept.indexOf(change), 1);
     dropped.push(change);
-    omitted.push({ path: change.path, rule: 'blocked', reason: `its place is taken by ${by}, which was left as it was` });
+    omitted.push({ path: change.path, rule: 'blocked', reason: `its place is taken by ${shownName(by)}, which was left as it was` });
   }
   // Nested repositories come first in the report (one line each, however many files), then the
   // files in diff order.
@@ -246,6 +261,12 @@ function reservedDirOf(p: string, reserved: readonly string[]): string | undefin
 
 function reservedReason(dir: string): string {
   return `inside ${dir}/, which holds infinity-code's own configuration and sessions: the agent may not change it`;
+}
+
+/** What to do about a change left out for its name (see OmitRule 'non-utf8-name'). */
+function nonUtf8Reason(deleted: boolean): string {
+  const why = 'its name is not valid UTF-8, which Infinity Code cannot carry: left as it was';
+  return deleted ? `${why}; the agent deleted it, so delete it yourself if it should go` : `${why}; give it a UTF-8 name in the sandbox to include it`;
 }
 
 function nestedRepoReason(dir: string): string {

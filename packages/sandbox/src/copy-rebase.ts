@@ -5,6 +5,7 @@ import type { BaseChange, SessionContext } from './backend.js';
 import { text } from './git.js';
 import { applyToIndex, isGone, treeChanges, type TreeChange } from './tree-changes.js';
 import { sealedGit } from './trusted-git.js';
+import { fsPath, nulList } from './utf8-names.js';
 
 /** A copy sandbox as its rebase sees it. */
 export interface CopyToRebase {
@@ -62,7 +63,7 @@ export async function rebaseCopy(ctx: SessionContext, sb: CopyToRebase, change: 
     await sealedGit(ctx.plumbingGitDir)([`--work-tree=${sb.treeDir}`, 'checkout-index', '-f', '-z', '--stdin'], {
       cwd: sb.treeDir,
       env: { ...ctx.objectEnv, GIT_INDEX_FILE: ctx.baseIndex },
-      input: writes.map((c) => `${c.path}\0`).join(''),
+      input: nulList(writes.map((c) => c.path)),
     });
   }
   return { spawnTree: await movedSpawnTree(ctx, sb.spawnTree, change, spawnSide), overridden: [...kept].sort() };
@@ -90,13 +91,13 @@ async function movedSpawnTree(ctx: SessionContext, spawnTree: string, change: Ba
  * file was (the sandbox made one) is the sandbox's own and stays: false then.
  */
 async function removeFile(root: string, rel: string): Promise<boolean> {
-  const p = path.join(root, rel);
+  const p = fsPath(root, rel);
   const st = await lstat(p).catch(() => undefined);
   if (st?.isDirectory()) return false;
   if (st) await unlink(p);
   for (let dir = path.dirname(rel); dir !== '.'; dir = path.dirname(dir)) {
     try {
-      await rmdir(path.join(root, dir));
+      await rmdir(fsPath(root, dir));
     } catch {
       break; // not empty (or already gone): so are its parents
     }
@@ -109,9 +110,9 @@ async function removeFile(root: string, rel: string): Promise<boolean> {
  * sandbox's: not where it has a directory, nor below one of its files.
  */
 async function writable(root: string, rel: string): Promise<boolean> {
-  if ((await lstat(path.join(root, rel)).catch(() => undefined))?.isDirectory()) return false;
+  if ((await lstat(fsPath(root, rel)).catch(() => undefined))?.isDirectory()) return false;
   for (let dir = path.dirname(rel); dir !== '.'; dir = path.dirname(dir)) {
-    const st = await lstat(path.join(root, dir)).catch(() => undefined);
+    const st = await lstat(fsPath(root, dir)).catch(() => undefined);
     if (st && !st.isDirectory()) return false;
   }
   return true;

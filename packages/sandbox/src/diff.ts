@@ -1,9 +1,9 @@
 import type { OmittedFile } from './apply-policy.js';
 import type { SessionContext } from './backend.js';
 import { readObjects } from './blobs.js';
-import { nulFields } from './git.js';
 import { NO_MODE, parseRawZ, type RawChange } from './raw-changes.js';
 import { sealedGit } from './trusted-git.js';
+import { nulNames } from './utf8-names.js';
 
 export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
 
@@ -160,7 +160,7 @@ export function patchLineCounts(patch: Buffer): Array<{ binary: boolean; additio
 
 function applyNumstat(files: ChangedFile[], buf: Buffer): void {
   const byPath = new Map(files.map((f) => [f.path, f]));
-  const fields = nulFields(buf);
+  const fields = nulNames(buf);
   for (let i = 0; i < fields.length; ) {
     const [added, deleted, p] = fields[i++].split('\t');
     let target = p;

@@ -5,6 +5,7 @@
 import type { ChangedFile, SandboxDiff } from './diff.js';
 import { UnknownHunkError, SandboxError } from './errors.js';
 import { parsePatch, type RawHunk, type RawSection } from './patch-parse.js';
+import { escapedName } from './utf8-names.js';
 
 export type PatchFileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
 
@@ -137,7 +138,7 @@ function groupByFile(sections: readonly RawSection[]): FileSections[] {
   const files = new Map<string, FileSections>();
   for (const s of sections) {
     // Paths are decoded as SandboxDiff.files decodes them (raw-changes.ts), so the two match.
-    const path = s.path.toString('utf8');
+    const path = escapedName(s.path);
     const file = files.get(path);
     if (file) file.sections.push(s);
     else files.set(path, { path, sections: [s] });
@@ -162,7 +163,7 @@ function toPatchFile(file: FileSections): PatchFile {
     file.sections.length > 1 ? 'modified' : first.kind === 'renamed' ? 'renamed' : first.kind === 'copied' ? 'added' : first.kind;
   return {
     path: file.path,
-    ...(first.oldPath && first.kind === 'renamed' ? { oldPath: first.oldPath.toString('utf8') } : {}),
+    ...(first.oldPath && first.kind === 'renamed' ? { oldPath: escapedName(first.oldPath) } : {}),
     status,
     binary: file.sections.some((s) => s.binary),
     hunks,

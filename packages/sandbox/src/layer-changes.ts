@@ -1,5 +1,5 @@
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
-import path from 'node:path';
+import { escapedName, fsPath } from './utf8-names.js';
 
 export interface ChangeScan {
   /** The sandbox's own layer directories (host paths): candidates come only from these. */
@@ -14,7 +14,7 @@ export interface ChangeScan {
 
 type Kind = 'dir' | 'file' | 'missing';
 
-async function kind(p: string): Promise<Kind> {
+async function kind(p: string | Buffer): Promise<Kind> {
   const st = await lstat(p).catch(() => undefined);
   if (!st) return 'missing';
   return st.isDirectory() ? 'dir' : 'file';
@@ -22,8 +22,28 @@ async function kind(p: string): Promise<Kind> {
 
 const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
 
+// A name that is not UTF-8 comes out of a plain readdir with U+FFFD in it, which names no file:
+// only a directory where that happens is read again for its names' bytes (see utf8-names.ts).
+const REPLACED = '\uFFFD';
+
+/** The names in a directory, escaped where they are not UTF-8. */
+async function names(dir: string | Buffer): Promise<string[]> {
+  const plain = await readdir(dir);
+  if (!plain.some((n) => n.includes(REPLACED))) return plain;
+  return (await readdir(dir, { encoding: 'buffer' })).map(escapedName);
+}
+
+/** names(), each with whether it is a directory; an unreadable directory has none. */
+async function entries(dir: string | Buffer): Promise<Array<{ name: string; isDir: boolean }>> {
+  const plain = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  if (!plain.some((e) => e.name.includes(REPLACED))) return plain.map((e) => ({ name: e.name, isDir: e.isDirectory() }));
+  const raw = await readdir(dir, { encoding: 'buffer', withFileTypes: true }).catch(() => []);
+  return raw.map((e) => ({ name: escapedName(e.name), isDir: e.isDirectory() }));
+}
+
 /**
- * Repo-relative paths of files (and symlinks) that differ between the lower and merged views.
+ * Repo-relative paths of files (and symlinks) that differ between the lower and merged views,
+ * names that are not UTF-8 escaped (see utf8-names.ts: such a change is reported, never lost).
  * Cost follows the size of the sandbox's own layers, not of the repository: only paths present
  * in those layers are candidates. Comparing directory listings of both views catches whiteouts,
  * opaque directories and redirects without reading overlay xattrs, which Node cannot.
@@ -36,22 +56,19 @@ export async function changedFiles(scan: ChangeScan): Promise<string[]> {
   const changed = new Set<string>();
   const addAllUnder = async (root: string, rel: string): Promise<void> => {
     if (scan.excluded(rel)) return;
-    const st = await lstat(path.join(root, rel)).catch(() => undefined);
+    const st = await lstat(fsPath(root, rel)).catch(() => undefined);
     if (!st) return;
     if (!st.isDirectory()) {
       changed.add(rel);
       return;
     }
-    for (const name of await readdir(path.join(root, rel))) await addAllUnder(root, join(rel, name));
+    for (const name of await names(fsPath(root, rel))) await addAllUnder(root, join(rel, name));
   };
 
   for (const d of candDirs) {
-    const [lo, me] = await Promise.all([kind(path.join(scan.lower, d)), kind(path.join(scan.merged, d))]);
+    const [lo, me] = await Promise.all([kind(fsPath(scan.lower, d)), kind(fsPath(scan.merged, d))]);
     if (lo === 'dir' && me === 'dir') {
-      const [loNames, meNames] = await Promise.all([
-        readdir(path.join(scan.lower, d)),
-        readdir(path.join(scan.merged, d)),
-      ]);
+      const [loNames, meNames] = await Promise.all([names(fsPath(scan.lower, d)), names(fsPath(scan.merged, d))]);
       const meSet = new Set(meNames);
       const loSet = new Set(loNames);
       for (const n of loNames) if (!meSet.has(n)) await addAllUnder(scan.lower, join(d, n));
@@ -72,7 +89,7 @@ export async function changedFiles(scan: ChangeScan): Promise<string[]> {
   const real: string[] = [];
   await Promise.all(
     [...changed].map(async (p) => {
-      const [lo, me] = [path.join(scan.lower, p), path.join(scan.merged, p)];
+      const [lo, me] = [fsPath(scan.lower, p), fsPath(scan.merged, p)];
       // git tracks neither FIFOs, sockets nor devices (`add -A` skips them; update-index fails).
       if ((await isSpecial(lo)) || (await isSpecial(me))) return;
       if (!(await sameEntry(lo, me))) real.push(p);
@@ -81,7 +98,7 @@ export async function changedFiles(scan: ChangeScan): Promise<string[]> {
   return real.sort();
 }
 
-async function isSpecial(p: string): Promise<boolean> {
+async function isSpecial(p: string | Buffer): Promise<boolean> {
   const st = await lstat(p).catch(() => undefined);
   return st !== undefined && !st.isFile() && !st.isSymbolicLink() && !st.isDirectory();
 }
@@ -93,13 +110,13 @@ async function collectCandidates(
   dirs: Set<string>,
   others: Set<string>,
 ): Promise<void> {
-  const entries = await readdir(path.join(layerRoot, rel), { withFileTypes: true }).catch(() => []);
-  if (entries.length === 0 && rel === '') return;
+  const found = await entries(fsPath(layerRoot, rel));
+  if (found.length === 0 && rel === '') return;
   dirs.add(rel);
-  for (const e of entries) {
+  for (const e of found) {
     const p = join(rel, e.name);
     if (excluded(p)) continue;
-    if (e.isDirectory()) await collectCandidates(layerRoot, p, excluded, dirs, others);
+    if (e.isDir) await collectCandidates(layerRoot, p, excluded, dirs, others);
     else others.add(p);
   }
 }
@@ -109,11 +126,12 @@ async function collectCandidates(
  * bytes or link target (both missing counts as the same). Drops copy-ups without a real change
  * (an open for writing, a touch, a write of the same bytes).
  */
-export async function sameEntry(a: string, b: string): Promise<boolean> {
+export async function sameEntry(a: string | Buffer, b: string | Buffer): Promise<boolean> {
   const [sa, sb] = await Promise.all([lstat(a).catch(() => undefined), lstat(b).catch(() => undefined)]);
   if (!sa || !sb) return !sa && !sb;
   if (sa.isSymbolicLink() || sb.isSymbolicLink()) {
-    return sa.isSymbolicLink() && sb.isSymbolicLink() && (await readlink(a)) === (await readlink(b));
+    // Targets as bytes: two that differ only where they are not UTF-8 would decode alike.
+    return sa.isSymbolicLink() && sb.isSymbolicLink() && (await readlink(a, 'buffer')).equals(await readlink(b, 'buffer'));
   }
   if (!sa.isFile() || !sb.isFile()) return false;
   if (sa.size !== sb.size || (sa.mode & 0o111) !== (sb.mode & 0o111)) return false;

@@ -46,6 +46,7 @@ import { removeUnlisted } from './registry.js';
 import { RwLock } from './rw-lock.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
 import { sealGit } from './trusted-git.js';
+import { fsPath } from './utf8-names.js';
 import { buildTrees } from './view-trees.js';
 
 function overlayBackend(mode: OverlayMode): SandboxBackend {
@@ -432,7 +433,7 @@ class OverlaySandbox implements BackendSandbox {
       const names = [rel];
       for (let d = path.posix.dirname(rel); d !== '.'; d = path.posix.dirname(d)) names.push(d);
       for (const layer of layers) {
-        for (const n of names) if (await lstat(path.join(layer, n)).catch(() => undefined)) return true;
+        for (const n of names) if (await lstat(fsPath(layer, n)).catch(() => undefined)) return true;
       }
       return false;
     };
@@ -443,7 +444,7 @@ class OverlaySandbox implements BackendSandbox {
     const merged = holder.hostPath(this.ctx.repo.root);
     const snapshot = holder.hostPath(this.snapshotView());
     const hidden: string[] = [];
-    for (const p of candidates) if (!(await sameEntry(path.join(merged, p), path.join(snapshot, p)))) hidden.push(p);
+    for (const p of candidates) if (!(await sameEntry(fsPath(merged, p), fsPath(snapshot, p)))) hidden.push(p);
     return hidden;
   }
 

@@ -10,6 +10,7 @@ import { sealedGit } from './trusted-git.js';
 import { reposAbove } from './nested-repos.js';
 import { ignoredInWorkingTree } from './user-ignored.js';
 import { diffFacts, NO_MODE, type RawChange } from './raw-changes.js';
+import { hasOddBytes, nameBytes } from './utf8-names.js';
 
 const SYMLINK = '120000';
 const GITLINK = '160000';
@@ -49,7 +50,9 @@ interface Candidate extends PolicyChange {
 export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): Promise<SandboxDiff> {
   // Most diffs leave nothing out: their patch is made with the listing, before the policy is
   // checked. Only for a few files, so that a huge diff never makes a patch it would throw away.
-  const { raw, sizes, patch } = await diffFacts(ctx, req.from, req.to, PATCH_WITH_LISTING_UP_TO);
+  const facts = await diffFacts(ctx, req.from, req.to, PATCH_WITH_LISTING_UP_TO);
+  const { sizes, patch } = facts;
+  const raw = splitRenamesToUtf8(facts.raw);
   const newLinks = await linkTargets(ctx, raw);
   const [links, nestedRepos, userIgnored] = await Promise.all([
     linksOnTheWay(ctx, req.to, newLinks),
@@ -102,6 +105,24 @@ async function madeDiff(
   if (dropped.length === 0) return diffTrees(ctx, req.from, req.to, { omitted, raw, ...(patch ? { patch } : {}) });
   const to = await withoutChanges(ctx, req.to, dropped.map((c) => c.raw));
   return diffTrees(ctx, req.from, to, { omitted });
+}
+
+/**
+ * A rename from a name that is not UTF-8 to one that is (an agent giving a file a name that can
+ * be carried) as the deletion and the addition it is made of: the deletion is left out, saying
+ * so (see OmitRule 'non-utf8-name'), and the file comes through under its new name. Whole, the
+ * rename would be left out, new name and all. A change split here is always left out in part,
+ * so the patch made with the listing, which holds it whole, is never used.
+ */
+function splitRenamesToUtf8(raw: readonly RawChange[]): RawChange[] {
+  return raw.flatMap((c): RawChange[] => {
+    if (c.oldPath === undefined || !hasOddBytes(c.oldPath) || hasOddBytes(c.path)) return [c];
+    const none = '0'.repeat(c.oldId.length);
+    return [
+      { letter: 'D', path: c.oldPath, pathBytes: c.oldPathBytes ?? nameBytes(c.oldPath), oldMode: c.oldMode, newMode: NO_MODE, oldId: c.oldId, newId: none },
+      { letter: 'A', path: c.path, pathBytes: c.pathBytes, oldMode: NO_MODE, newMode: c.newMode, oldId: none, newId: c.newId },
+    ];
+  });
 }
 
 /** A path the diff brings into being: an addition or the new side of a rename. */

@@ -6,6 +6,7 @@ import { GitError } from './errors.js';
 import { cleanGitEnv } from './git.js';
 import { runProcess } from './run-process.js';
 import { sealedGit, sealedScript } from './trusted-git.js';
+import { escapedName } from './utf8-names.js';
 
 /** Git's mode for "no entry on this side". */
 export const NO_MODE = '000000';
@@ -14,7 +15,7 @@ export const NO_MODE = '000000';
 export interface RawChange {
   /** A, M, D, R, T (C only with copy detection, which is not used). */
   letter: string;
-  /** Path after the change; for deletions, the deleted path. */
+  /** Path after the change; for deletions, the deleted path. Not UTF-8: escaped (see utf8-names.ts). */
   path: string;
   /** The same path as git wrote it: file names need not be UTF-8, and index edits must name the real file. */
   pathBytes: Buffer;
@@ -51,7 +52,7 @@ export function parseRawZ(buf: Buffer): RawChange[] {
     const first = fields[i++];
     const change: RawChange = {
       letter,
-      path: first.toString('utf8'),
+      path: escapedName(first),
       pathBytes: first,
       oldMode: oldMode,
       newMode: newMode,
@@ -62,7 +63,7 @@ export function parseRawZ(buf: Buffer): RawChange[] {
       const second = fields[i++];
       change.oldPath = change.path;
       change.oldPathBytes = first;
-      change.path = second.toString('utf8');
+      change.path = escapedName(second);
       change.pathBytes = second;
     }
     changes.push(change);

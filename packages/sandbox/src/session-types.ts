@@ -65,7 +65,7 @@ export interface BaseRefresh {
   /**
    * Repo-relative paths (files and symlinks) that changed in the user's working tree since the
    * previous snapshot: modified, added and deleted ones. Empty when nothing changed (then
-   * nothing else did either).
+   * nothing else did either). Names that are not UTF-8 read as git shows them (`caf\351.txt`).
    */
   files: string[];
   /**

@@ -20,6 +20,7 @@ import { beginFreshSession, completeFreshSession, type Begun } from './session-f
 import { giveBack, takeOverSession } from './session-resume.js';
 import { defaultStateDir, requireStateDirOutside } from './state-dir.js';
 import { treeChanges } from './tree-changes.js';
+import { shownName } from './utf8-names.js';
 
 import type { BaseRefresh, CloseOptions, LostSandbox, OpenSessionOptions, RefreshOptions } from './session-types.js';
 
@@ -295,7 +296,8 @@ export class SandboxSession {
    * session's current snapshot: what refreshBase() would bring in now. With `except`, paths
    * where the working tree has exactly what that sandbox has are left out: changes that came
    * from it (applyToWorkingTree) are not the user's. Costs what a snapshot does (the user's index
-   * stat cache means only changed files are read), and writes nothing the sandboxes use.
+   * stat cache means only changed files are read), and writes nothing the sandboxes use. Names
+   * that are not UTF-8 read as git shows them (`caf\351.txt`).
    */
   async changedSinceSnapshot(opts: { except?: Sandbox } = {}): Promise<string[]> {
     this.assertOpen();
@@ -306,10 +308,10 @@ export class SandboxSession {
     if (tree === current) return [];
     const changed = (await treeChanges(this.ctx, current, tree)).map((c) => c.path);
     const except = opts.except;
-    if (!except) return changed;
+    if (!except) return changed.map(shownName);
     const theirs = await except.op(async () => (await except.handle.changeTrees('snapshot')).to);
     const differ = new Set((await treeChanges(this.ctx, tree, theirs)).map((c) => c.path));
-    return changed.filter((p) => differ.has(p));
+    return changed.filter((p) => differ.has(p)).map(shownName);
   }
 
   /**
@@ -360,12 +362,12 @@ export class SandboxSession {
           const overriddenBy: Record<string, string[]> = {};
           for (const sb of sandboxes) {
             const paths = await this.backendSession.overridden(sb.handle, change);
-            if (paths.length > 0) overriddenBy[sb.id] = paths;
+            if (paths.length > 0) overriddenBy[sb.id] = paths.map(shownName);
           }
           // No view uses the previous delta any more: every sandbox was released by its rebase.
           await dropUnusedDeltas(sessionDir, refreshed);
           const overridden = [...new Set(Object.values(overriddenBy).flat())].sort();
-          return { files: change.changes.map((c) => c.path), overridden, overriddenBy, snapshot: next };
+          return { files: change.changes.map((c) => shownName(c.path)), overridden, overriddenBy, snapshot: next };
         });
       } catch (err) {
         // Built but never used: a cancelled or failed refresh leaves the session as it was.

@@ -1,4 +1,5 @@
 import type { GitRunner } from './git.js';
+import { nulList } from './utf8-names.js';
 
 export interface StageRequest {
   /** Bound to the git dir to use (see trusted-git.ts). */
@@ -7,6 +8,7 @@ export interface StageRequest {
   workTree: string;
   /** Index file to update in place. */
   index: string;
+  /** Names that are not UTF-8 escaped (see utf8-names.ts). */
   paths: readonly string[];
   /** Extra env (object directory routing). */
   env: Readonly<Record<string, string>>;
@@ -18,7 +20,7 @@ function run(req: StageRequest, flags: string[]): Promise<unknown> {
   return req.git([`--work-tree=${req.workTree}`, 'update-index', '-z', ...flags, '--stdin'], {
     cwd: req.cwd,
     env: { ...req.env, GIT_INDEX_FILE: req.index },
-    input: req.paths.map((p) => `${p}\0`).join(''),
+    input: nulList(req.paths),
   });
 }
 

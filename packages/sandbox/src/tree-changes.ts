@@ -1,9 +1,11 @@
 import type { SessionContext } from './backend.js';
-import { nulFields, type GitRunner } from './git.js';
+import type { GitRunner } from './git.js';
 import { sealedGit } from './trusted-git.js';
+import { nameBytes, nulNames } from './utf8-names.js';
 
 /** One path that differs between two trees, as the second tree has it. */
 export interface TreeChange {
+  /** Names that are not UTF-8 escaped (see utf8-names.ts), so files are written under their own. */
   path: string;
   /** Git mode in the second tree; '000000' when the path is gone there. */
   mode: string;
@@ -23,7 +25,7 @@ export async function treeChanges(ctx: SessionContext, from: string, to: string,
     cwd: ctx.tmpDir,
     env: { ...ctx.objectEnv },
   });
-  const fields = nulFields(out.stdout);
+  const fields = nulNames(out.stdout);
   const changes: TreeChange[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     // ":<old mode> <new mode> <old id> <new id> <status>"
@@ -38,8 +40,10 @@ export function isGone(change: TreeChange): boolean {
 }
 
 /** `update-index -z --index-info` input that makes an index hold `changes` (gone paths removed). */
-export function indexInfo(changes: readonly TreeChange[]): string {
-  return changes.map((c) => (isGone(c) ? `0 ${'0'.repeat(c.id.length)}\t${c.path}\0` : `${c.mode} ${c.id}\t${c.path}\0`)).join('');
+export function indexInfo(changes: readonly TreeChange[]): Buffer {
+  return Buffer.concat(
+    changes.flatMap((c) => [Buffer.from(isGone(c) ? `0 ${'0'.repeat(c.id.length)}\t` : `${c.mode} ${c.id}\t`), nameBytes(c.path), Buffer.of(0)]),
+  );
 }
 
 /** Rewrites `index` in place so it holds `changes`; nothing is read from a work tree. */

@@ -3,15 +3,18 @@ import { copyFile, lstat, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionContext } from './backend.js';
 import { GitError } from './errors.js';
-import { nulFields, text, type GitRunner, type GitStep } from './git.js';
+import { text, type GitRunner, type GitStep } from './git.js';
 import { addPaths, dropPaths } from './stage-paths.js';
 import { sealedGit } from './trusted-git.js';
+import { fsPath, nulList, nulNames } from './utf8-names.js';
 
 /**
  * Two git trees that differ exactly at `paths`: the snapshot's tree with those paths taken from
  * the lower view, and the same with them taken from the merged view. diff-tree between them is
  * the sandbox's change, with git's own rename and binary handling. Paths git ignores (build
- * output, caches) are left out unless the snapshot tracks them, as `git add -A` would.
+ * output, caches) are left out unless the snapshot tracks them, as `git add -A` would. Names that
+ * are not UTF-8 come escaped (see utf8-names.ts) and go to git as their bytes: the trees hold the
+ * real files, and the diff leaves them out, saying so.
  */
 export async function buildTrees(
   ctx: SessionContext,
@@ -46,7 +49,7 @@ export async function buildTrees(
       git([`--work-tree=${mergedWorkTree}`, 'check-ignore', '-z', '--stdin'], {
         cwd: ctx.tmpDir,
         env: { ...ctx.objectEnv, GIT_INDEX_FILE: ctx.baseIndex },
-        input: paths.map((p) => `${p}\0`).join(''),
+        input: nulList(paths),
         okExitCodes: [1],
       }),
       // The base index is the snapshot already read (a copy beats a read-tree per tree); the
@@ -57,7 +60,7 @@ export async function buildTrees(
     ]);
     if (ignoredOut.status === 'rejected') throw ignoredOut.reason;
     if (dropped.status === 'rejected') throw dropped.reason;
-    const ignored = new Set(nulFields(ignoredOut.value.stdout));
+    const ignored = new Set(nulNames(ignoredOut.value.stdout));
     const kept = paths.filter((p) => !ignored.has(p));
     const [from, to] = await Promise.all([tree(lowerWorkTree, kept), tree(mergedWorkTree, kept)]);
     return { from, to };
@@ -75,7 +78,7 @@ const ONE_STEP_BYTES = 8 * 1024 * 1024;
 async function fewAndSmall(paths: readonly string[], mergedHost: string): Promise<boolean> {
   if (paths.length > ONE_STEP_PATHS) return false;
   let bytes = 0;
-  for (const p of paths) bytes += (await lstat(path.join(mergedHost, p)).catch(() => undefined))?.size ?? 0;
+  for (const p of paths) bytes += (await lstat(fsPath(mergedHost, p)).catch(() => undefined))?.size ?? 0;
   return bytes <= ONE_STEP_BYTES;
 }
 
@@ -114,7 +117,7 @@ async function buildTreesInOneStep(
     const from = treeSteps('from', lowerWorkTree);
     const to = treeSteps('to', mergedWorkTree);
     await Promise.all([
-      writeFile(list, paths.map((p) => `${p}\0`).join('')),
+      writeFile(list, nulList(paths)),
       ...[from, to].map((steps) => copyFile(ctx.baseIndex, steps[0].env!.GIT_INDEX_FILE)),
     ]);
     const out = await git([], {

@@ -184,4 +184,77 @@ export function registerPolicyTests(s: SuiteContext): void {
     expect((await readFile(path.join(repo, 'tracked.bin'))).equals(Buffer.alloc(1 * MB, 1))).toBe(true);
     expect(await git(repo, 'status', '--porcelain')).toBe(' M a.txt\n?? mid.bin');
   });
+  it('lists every change to a file whose name is not UTF-8 as left out, with what to do, and applies the rest', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n', 'moved.txt': 'moved along\n', '.gitignore': '*.log\n' });
+    // Latin-1 names ("café.txt" and the like, é as the single byte 0xE9), committed.
+    const named = (rel: string) => Buffer.concat([Buffer.from(`${repo}/`), Buffer.from(rel, 'latin1')]);
+    await writeFile(named('caf\xe9.txt'), 'old\n');
+    await writeFile(named('gone\xe9.txt'), 'gone\n');
+    await writeFile(named('old\xe9.txt'), 'renamed to UTF-8\n');
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'latin-1 names');
+    const session = await s.open(repo);
+    const sb = await session.create('root');
+    const name = (rel: string) => `"$(printf '${rel}')"`;
+    await ok(
+      sb,
+      [
+        `printf new > ${name('caf\\351.txt')}`,
+        `printf x > ${name('n\\351w.txt')}`,
+        `rm ${name('gone\\351.txt')}`,
+        `mkdir ${name('d\\351')} && echo in > ${name('d\\351/in.txt')}`,
+        `mv moved.txt ${name('m\\351.txt')}`,
+        `mv ${name('old\\351.txt')} fixed.txt`,
+        // Ignored by git, as under any other name: neither in the diff nor reported.
+        `echo l > ${name('l\\351.log')}`,
+        'echo b > a.txt && echo c > c.txt',
+      ].join(' && '),
+    );
+
+    const diff = await sb.workingTreeDiff();
+    // The file given a UTF-8 name comes through under it (its old name's removal is left out).
+    expect(paths(diff)).toEqual(['a.txt', 'c.txt', 'fixed.txt']);
+    expect(diff.files.find((f) => f.path === 'fixed.txt')).toMatchObject({ status: 'added' });
+    const kept = 'its name is not valid UTF-8, which Infinity Code cannot carry: left as it was; give it a UTF-8 name in the sandbox to include it';
+    const deleted = 'its name is not valid UTF-8, which Infinity Code cannot carry: left as it was; the agent deleted it, so delete it yourself if it should go';
+    // Named with git's octal escapes for the bytes that are not UTF-8, as `git status` shows them.
+    expect(byPath(diff.omitted)).toEqual({
+      'caf\\351.txt': { path: 'caf\\351.txt', rule: 'non-utf8-name', reason: kept },
+      'n\\351w.txt': { path: 'n\\351w.txt', rule: 'non-utf8-name', reason: kept },
+      'd\\351/in.txt': { path: 'd\\351/in.txt', rule: 'non-utf8-name', reason: kept },
+      // A rename into such a name stays out whole: moved.txt is not deleted.
+      'm\\351.txt': { path: 'm\\351.txt', rule: 'non-utf8-name', reason: kept },
+      'gone\\351.txt': { path: 'gone\\351.txt', rule: 'non-utf8-name', reason: deleted },
+      'old\\351.txt': { path: 'old\\351.txt', rule: 'non-utf8-name', reason: deleted },
+    });
+    expect(diff.omitted).toHaveLength(6);
+    expect(diff.patch).not.toMatch(/351|moved/);
+
+    expect(await sb.applyToWorkingTree(diff)).toMatchObject({ clean: true, files: ['a.txt', 'c.txt', 'fixed.txt'] });
+    expect(await git(repo, 'status', '--porcelain')).toBe(' M a.txt\n?? c.txt\n?? fixed.txt');
+    expect(await readFile(named('caf\xe9.txt'), 'utf8')).toBe('old\n');
+    expect(await readFile(path.join(repo, 'moved.txt'), 'utf8')).toBe('moved along\n');
+    expect(await readFile(path.join(repo, 'fixed.txt'), 'utf8')).toBe('renamed to UTF-8\n');
+
+    // A child's own changes (its layers alone on overlay backends), squashed into its parent; a
+    // file over 8 MB makes the overlay backends build the trees step by step (see buildTrees).
+    const child = await session.create('child', sb);
+    await ok(
+      child,
+      `printf again > ${name('caf\\351.txt')} && printf y > ${name('n2\\351w.txt')} && echo l > ${name('l2\\351.log')} && echo d > d.txt && head -c 9437184 /dev/zero > big.bin`,
+    );
+    const own = await child.diff();
+    expect(paths(own)).toEqual(['big.bin', 'd.txt']);
+    expect(own.omitted.map((o) => [o.path, o.rule])).toEqual([
+      ['caf\\351.txt', 'non-utf8-name'],
+      ['n2\\351w.txt', 'non-utf8-name'],
+    ]);
+    // A diff put together elsewhere that holds such a file (its odd byte kept as a lone surrogate,
+    // as the package's own listings keep it) is refused whole, like any unsafe change.
+    const forged: SandboxDiff = { ...own, files: [...own.files, { path: 'caf\udce9.txt', status: 'modified', binary: false, oldMode: '100644', newMode: '100644' }] };
+    await expect(sb.apply(forged)).rejects.toMatchObject({ code: 'unsafe-change', message: expect.stringContaining('caf\\351.txt (its name is not valid UTF-8') });
+    expect(await child.squashInto(sb)).toMatchObject({ clean: true, files: ['big.bin', 'd.txt'] });
+    expect(await sb.readText('d.txt')).toBe('d\n');
+    expect((await sb.run(`cat ${name('caf\\351.txt')}`)).stdout).toBe('new');
+  });
 }

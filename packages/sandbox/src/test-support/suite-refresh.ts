@@ -144,6 +144,36 @@ export function registerRefreshTests(s: SuiteContext): void {
     expect(await readFile(path.join(repo, '.git', 'index'))).toEqual(indexBefore);
   });
 
+  it("a refresh brings in the user's edits to files whose names are not UTF-8 under their own names, and names them as git does", async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const named = (rel: string) => Buffer.concat([Buffer.from(`${repo}/`), Buffer.from(rel, 'latin1')]);
+    await writeFile(named('caf\xe9.txt'), 'old\n');
+    await writeFile(named('both\xe9.txt'), 'old\n');
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'latin-1 names');
+    const session = await s.open(repo);
+    const root = await session.create('root');
+    const name = (rel: string) => `"$(printf '${rel}')"`;
+    expect(await root.run(`echo agent > a.txt && echo agent > ${name('both\\351.txt')}`)).toMatchObject({ exitCode: 0 });
+    await writeFile(named('caf\xe9.txt'), 'user edit\n');
+    await writeFile(named('both\xe9.txt'), 'user edit\n');
+    await writeFile(named('n\xe9w.txt'), 'user new\n');
+
+    expect(await session.changedSinceSnapshot()).toEqual(['both\\351.txt', 'caf\\351.txt', 'n\\351w.txt']);
+    expect(await session.refreshBase()).toMatchObject({
+      files: ['both\\351.txt', 'caf\\351.txt', 'n\\351w.txt'],
+      overridden: ['both\\351.txt'],
+      overriddenBy: { [root.id]: ['both\\351.txt'] },
+    });
+    // ...and no file named with U+FFFD in their place appeared beside them.
+    const seen = await root.run(`cat ${name('caf\\351.txt')} ${name('n\\351w.txt')} ${name('both\\351.txt')} && ls | grep -c ${name('\\357\\277\\275')}`);
+    expect(seen).toMatchObject({ exitCode: 1, stdout: 'user edit\nuser new\nagent\n0\n' });
+    // The diff holds the agent's work alone: its own version of both...txt is reported, not lost.
+    const diff = await root.workingTreeDiff();
+    expect(diff.files.map((f) => f.path)).toEqual(['a.txt']);
+    expect(diff.omitted.map((o) => [o.path, o.rule])).toEqual([['both\\351.txt', 'non-utf8-name']]);
+  });
+
   it("changedSinceSnapshot({ except }) leaves out what the working tree got from that sandbox, until the user edits it", async () => {
     const repo = await makeRepo({ 'a.txt': lines(10), 'b.txt': 'b\n', 'gone.txt': 'g\n' });
     const session = await s.open(repo);
