@@ -5,9 +5,12 @@
 // tool-validators.test.ts checks the committed file is what this makes, and rewrites it with
 // UPDATE_TOOL_VALIDATORS=1 (`pnpm --filter @infinity-code/cli gen:validators`).
 import { Ajv } from 'ajv';
-import standaloneCode from 'ajv/dist/standalone/index.js';
+import standalone from 'ajv/dist/standalone/index.js';
 import { LocalSystem, MemoryStore, ScriptedProvider } from '@infinity-code/runtime';
 import { codingTools } from '@infinity-code/tools';
+
+// The CommonJS module is the function itself, with its types on `default`.
+const standaloneCode = standalone.default;
 
 /** The JSON text of each distinct input schema the CLI offers, in the order the model sees the tools. */
 export async function offeredSchemas(): Promise<string[]> {
