@@ -17,6 +17,13 @@ export interface GitRunOptions {
    * environment apply them to every step.
    */
   steps?: readonly GitStep[];
+  /**
+   * Sequences of steps run side by side after `steps` (each stops at its first failure), for
+   * independent work on separate indexes: git's start-up is most of a small step's cost, and two
+   * lanes use both cores. The run fails with the first failed lane's exit code. A lane's output
+   * reaches the caller only through files (GitStep.stdout): interleaved, it would mean nothing.
+   */
+  lanes?: ReadonlyArray<readonly GitStep[]>;
 }
 
 /** One command of a GitRunOptions.steps run. */
@@ -33,8 +40,12 @@ export interface GitStep {
 
 /** `args` and `steps` with `pre` in front of each command's arguments (for wrappers that add git arguments). */
 export function withGitArgs(pre: readonly string[], args: readonly string[], opts: GitRunOptions): [string[], GitRunOptions] {
-  if (!opts.steps) return [[...pre, ...args], opts];
-  return [[], { ...opts, steps: opts.steps.map((s) => ({ ...s, args: [...pre, ...s.args] })) }];
+  if (!opts.steps && !opts.lanes) return [[...pre, ...args], opts];
+  const wrap = (steps: readonly GitStep[]): GitStep[] => steps.map((s) => ({ ...s, args: [...pre, ...s.args] }));
+  return [
+    [],
+    { ...opts, ...(opts.steps ? { steps: wrap(opts.steps) } : {}), ...(opts.lanes ? { lanes: opts.lanes.map(wrap) } : {}) },
+  ];
 }
 
 export interface GitOutput {
@@ -85,14 +96,15 @@ export function cleanGitEnv(extra: Readonly<Record<string, string>> = {}): Recor
 
 export function makeGitRunner(prefix: readonly string[] = []): GitRunner {
   return async (args, opts = {}) => {
-    const command = opts.steps ? ['/bin/sh', '-c', stepsScript(opts.steps)] : ['git', ...args];
+    const command = opts.steps || opts.lanes ? ['/bin/sh', '-c', stepsScript(opts.steps ?? [], opts.lanes)] : ['git', ...args];
     const [file, ...rest] = [...prefix, ...command];
     const result = await runProcess(file, rest, { cwd: opts.cwd, env: cleanGitEnv(opts.env), input: opts.input });
     const exitCode = result.exitCode ?? -1;
     const stderr = result.stderr.toString('utf8');
     if (result.error || (exitCode !== 0 && !(opts.okExitCodes ?? []).includes(exitCode))) {
       // A steps run names every step (the failing one's stderr says which).
-      const named = opts.steps ? opts.steps.flatMap((st, i) => (i === 0 ? st.args : ['&&', ...st.args])) : args;
+      const all = [...(opts.steps ?? []), ...(opts.lanes ?? []).flat()];
+      const named = all.length > 0 ? all.flatMap((st, i) => (i === 0 ? st.args : ['&&', ...st.args])) : args;
       throw new GitError(named, stderr || String(result.error?.message ?? result.signal ?? ''), result.exitCode, result.error);
     }
     return { stdout: result.stdout, stderr, exitCode };
@@ -109,17 +121,22 @@ function shellWord(s: string): string {
 /**
  * The shell script that runs `steps` in order, stopping at the first failure with its exit code;
  * otherwise it exits with the last step's code (one of its okExitCodes, say `git apply`'s 1).
+ * With `lanes`, those run next, side by side, and the script exits 0 once all of them succeeded.
  */
-function stepsScript(steps: readonly GitStep[]): string {
-  return steps
-    .map((step) => {
-      const env = Object.entries(step.env ?? {}).map(([k, v]) => `${k}=${shellWord(v)} `);
-      const io = `${step.stdin !== undefined ? ` <${shellWord(step.stdin)}` : ''}${step.stdout !== undefined ? ` >${shellWord(step.stdout)}` : ''}`;
-      const ok = [0, ...(step.okExitCodes ?? [])].map((c) => `[ $c -eq ${c} ]`).join(' || ');
-      return `${env.join('')}git ${step.args.map(shellWord).join(' ')}${io}; c=$?; ${ok} || exit $c`;
-    })
-    .concat('exit $c')
-    .join('\n');
+function stepsScript(steps: readonly GitStep[], lanes?: ReadonlyArray<readonly GitStep[]>): string {
+  const lines = steps.map(stepLine);
+  if (!lanes || lanes.length === 0) return lines.concat('exit $c').join('\n');
+  lanes.forEach((lane, i) => lines.push(`(\n${lane.map(stepLine).join('\n')}\nexit $c\n) &`, `p${i}=$!`));
+  lanes.forEach((_, i) => lines.push(`wait $p${i}; c${i}=$?`));
+  lanes.forEach((_, i) => lines.push(`[ $c${i} -eq 0 ] || exit $c${i}`));
+  return lines.concat('exit 0').join('\n');
+}
+
+function stepLine(step: GitStep): string {
+  const env = Object.entries(step.env ?? {}).map(([k, v]) => `${k}=${shellWord(v)} `);
+  const io = `${step.stdin !== undefined ? ` <${shellWord(step.stdin)}` : ''}${step.stdout !== undefined ? ` >${shellWord(step.stdout)}` : ''}`;
+  const ok = [0, ...(step.okExitCodes ?? [])].map((c) => `[ $c -eq ${c} ]`).join(' || ');
+  return `${env.join('')}git ${step.args.map(shellWord).join(' ')}${io}; c=$?; ${ok} || exit $c`;
 }
 
 export function text(out: GitOutput): string {

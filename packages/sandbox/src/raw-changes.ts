@@ -86,16 +86,22 @@ function splitNul(buf: Buffer): Buffer[] {
 // in one process: three git processes each cost a spawn of this (large) process and a trip
 // through its event loop, on the way from a model's last reply to the applied change. "$@" is
 // git's own arguments (the seal, see sealedScript). The sizes come from the ids in the plain raw
-// listing (fields 3 and 4), which cat-file looks up without inflating anything.
+// listing (fields 3 and 4), which cat-file looks up without inflating anything. Independent git
+// runs go side by side (git's start-up is most of their cost, and there are two cores): the NUL
+// listing beside the plain one, the patch beside the sizes.
 const FACTS_SCRIPT = `
 from=$1; to=$2; out=$3; max=$4; shift 4
-git "$@" diff-tree -r -z -M --raw "$from" "$to" > "$out.raw" || exit $?
-git "$@" diff-tree -r --no-abbrev -M --raw "$from" "$to" > "$out.txt" || exit $?
-cut -d' ' -f3,4 "$out.txt" | tr ' ' '\\n' | git "$@" cat-file --batch-check='%(objectname) %(objectsize)' > "$out.sizes" || exit $?
+git "$@" diff-tree -r -z -M --raw "$from" "$to" > "$out.raw" & listing=$!
+# A failure waits for what runs beside it, so nothing writes after the caller cleans up.
+git "$@" diff-tree -r --no-abbrev -M --raw "$from" "$to" > "$out.txt" || { c=$?; wait; exit $c; }
 n=$(wc -l < "$out.txt")
+patch=
 if [ "$n" -gt 0 ] && [ "$n" -le "$max" ]; then
-  git "$@" diff-tree -r -p --binary -M --no-color --no-ext-diff --no-textconv "$from" "$to" > "$out.patch" || exit $?
+  git "$@" diff-tree -r -p --binary -M --no-color --no-ext-diff --no-textconv "$from" "$to" > "$out.patch" & patch=$!
 fi
+cut -d' ' -f3,4 "$out.txt" | tr ' ' '\\n' | git "$@" cat-file --batch-check='%(objectname) %(objectsize)' > "$out.sizes" || { c=$?; wait; exit $c; }
+wait $listing || exit $?
+if [ -n "$patch" ]; then wait $patch || exit $?; fi
 exit 0
 `;
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, lstat, rm, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionContext } from './backend.js';
 import { GitError } from './errors.js';
@@ -103,14 +103,14 @@ async function buildTreesInOneStep(
   const scratch = [list, ignored];
   const treeSteps = (name: string, workTree: string): GitStep[] => {
     const index = path.join(ctx.tmpDir, `${name}-${id}.index`);
-    scratch.push(index, `${index}.lock`);
+    scratch.push(index, `${index}.lock`, `${index}.tree`);
     const own = { GIT_INDEX_FILE: index };
     return [
       // Dropped first (see dropPaths), so every path is hashed afresh.
       { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: list },
       { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'], env: own, stdin: list },
       { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: ignored },
-      { args: ['write-tree'], env: own },
+      { args: ['write-tree'], env: own, stdout: `${index}.tree` },
     ];
   };
   try {
@@ -131,13 +131,14 @@ async function buildTreesInOneStep(
           stdout: ignored,
           okExitCodes: [1],
         },
-        ...from,
-        ...to,
       ],
+      // Each tree has its own index: both are made at once.
+      lanes: [from, to],
     });
-    // The two write-tree steps print the two trees, in order.
-    const [fromTree, toTree] = text(out).split('\n');
-    if (!fromTree || !toTree) throw new GitError(['write-tree'], `expected two trees, got: ${text(out)}`, out.exitCode);
+    const [fromTree, toTree] = await Promise.all([from, to].map(async (steps) => (await readFile(steps.at(-1)!.stdout!, 'utf8')).trim()));
+    if (!/^[0-9a-f]{40,64}$/.test(fromTree) || !/^[0-9a-f]{40,64}$/.test(toTree)) {
+      throw new GitError(['write-tree'], `expected two trees, got: ${fromTree} ${toTree}`, out.exitCode);
+    }
     return { from: fromTree, to: toTree };
   } finally {
     await Promise.all(scratch.map((f) => rm(f, { force: true })));
