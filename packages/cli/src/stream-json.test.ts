@@ -5,8 +5,8 @@ const init = { model: 'm', cwd: '/repo', tools: ['read_file'], permissionMode: '
 
 describe('StreamJsonWriter', () => {
   it('holds what happens before the init line (the task goes out before the sandbox is known) and writes it after init', () => {
-    const out: Array<Record<string, unknown>> = [];
-    const w = new StreamJsonWriter((o) => out.push(o as Record<string, unknown>), 's1');
+    const out: Array<{ type?: string; subtype?: string }> = [];
+    const w = new StreamJsonWriter((o) => out.push(o), 's1');
     w.event({ type: 'tool-result', threadId: 's1', toolUseId: 'toolu_1', content: [{ type: 'text', text: 'ok' }], isError: false });
     w.mcpServer({ name: 'files', state: 'ready', tools: [] });
     expect(out).toEqual([]);

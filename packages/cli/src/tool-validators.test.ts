@@ -10,7 +10,7 @@ describe('the tool input checks made ahead of time', () => {
   it('are those of the schemas the CLI offers now (UPDATE_TOOL_VALIDATORS=1 rewrites them)', async () => {
     const source = validatorModule(await offeredSchemas());
     if (process.env.UPDATE_TOOL_VALIDATORS) writeFileSync(file, source);
-    expect(readFileSync(file, 'utf8'), 'src/generated/tool-validators.ts is stale: run `pnpm --filter @infinity-code/cli gen:validators`').toBe(source);
+    expect(readFileSync(file, 'utf8'), 'src/generated/tool-validators.ts is stale: run `pnpm --filter infinity-code gen:validators`').toBe(source);
   });
 
   it('cover every tool the CLI offers and reject what Ajv rejects, with its messages', async () => {

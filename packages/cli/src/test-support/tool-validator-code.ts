@@ -3,7 +3,7 @@
 // to the runtime (SystemOptions.validators), so a session checks its first tool call without
 // loading Ajv and compiling a schema, CPU that a quick first reply otherwise waits for.
 // tool-validators.test.ts checks the committed file is what this makes, and rewrites it with
-// UPDATE_TOOL_VALIDATORS=1 (`pnpm --filter @infinity-code/cli gen:validators`).
+// UPDATE_TOOL_VALIDATORS=1 (`pnpm --filter infinity-code gen:validators`).
 import { Ajv } from 'ajv';
 import standalone from 'ajv/dist/standalone/index.js';
 import { LocalSystem, MemoryStore, ScriptedProvider } from '@infinity-code/runtime';
