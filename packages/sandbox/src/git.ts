@@ -143,6 +143,18 @@ export function text(out: GitOutput): string {
   return out.stdout.toString('utf8').trim();
 }
 
+/** Splits NUL-terminated output (`-z`) into its fields, as bytes (names need not be UTF-8). */
+export function nulParts(buf: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  let start = 0;
+  for (let nul = buf.indexOf(0, start); nul !== -1; nul = buf.indexOf(0, start)) {
+    parts.push(buf.subarray(start, nul));
+    start = nul + 1;
+  }
+  if (start < buf.length) parts.push(buf.subarray(start));
+  return parts;
+}
+
 /** Splits NUL-terminated output (`-z`) into its fields. */
 export function nulFields(buf: Buffer): string[] {
   const s = buf.toString('utf8');

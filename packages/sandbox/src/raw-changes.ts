@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionContext } from './backend.js';
 import { GitError } from './errors.js';
-import { cleanGitEnv } from './git.js';
+import { cleanGitEnv, nulParts } from './git.js';
 import { runProcess } from './run-process.js';
 import { sealedGit, sealedScript } from './trusted-git.js';
 import { escapedName } from './utf8-names.js';
@@ -43,7 +43,7 @@ export async function rawChanges(ctx: SessionContext, from: string, to: string):
 
 /** Parses `--raw -z` output without decoding paths first (see RawChange.pathBytes). */
 export function parseRawZ(buf: Buffer): RawChange[] {
-  const fields = splitNul(buf);
+  const fields = nulParts(buf);
   const changes: RawChange[] = [];
   for (let i = 0; i < fields.length; ) {
     // ":<old mode> <new mode> <old id> <new id> <status>"
@@ -69,17 +69,6 @@ export function parseRawZ(buf: Buffer): RawChange[] {
     changes.push(change);
   }
   return changes;
-}
-
-function splitNul(buf: Buffer): Buffer[] {
-  const parts: Buffer[] = [];
-  let start = 0;
-  for (let nul = buf.indexOf(0, start); nul !== -1; nul = buf.indexOf(0, start)) {
-    parts.push(buf.subarray(start, nul));
-    start = nul + 1;
-  }
-  if (start < buf.length) parts.push(buf.subarray(start));
-  return parts;
 }
 
 // rawChanges, the sizes of both sides' blobs and, for at most $4 changes, the patch (see patchOf),

@@ -6,6 +6,7 @@
 // hasOddBytes tells such a path from the rest. Diffs leave these paths out, saying so (see
 // OmitRule 'non-utf8-name'): patches, the file views and the user's display are UTF-8 throughout.
 import { isUtf8 } from 'node:buffer';
+import { nulParts } from './git.js';
 
 // In a u-mode pattern a surrogate pair is one code point, so only lone surrogates match.
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -60,14 +61,7 @@ export function nulList(paths: readonly string[]): Buffer {
 
 /** The paths of git's `-z` output, escaped where they are not UTF-8. */
 export function nulNames(out: Buffer): string[] {
-  const names: string[] = [];
-  let start = 0;
-  for (let nul = out.indexOf(0, start); nul !== -1; nul = out.indexOf(0, start)) {
-    names.push(escapedName(out.subarray(start, nul)));
-    start = nul + 1;
-  }
-  if (start < out.length) names.push(escapedName(out.subarray(start)));
-  return names;
+  return nulParts(out).map(escapedName);
 }
 
 /**
