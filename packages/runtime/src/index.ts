@@ -54,7 +54,7 @@ export { readHistory, type HistoryEntry } from './history-reading.js';
 export { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
 export { stackLine, threadStackOf } from './thread-identity.js';
 export type { SystemOptions } from './system-options.js';
-export type { InputCheck } from './tool-registry.js';
+export { OWN_TOOL_CHECKS, type InputCheck } from './tool-registry.js';
 export { DEFAULT_LIMITS } from './system-options.js';
 export type { Limits, ReportReviewer } from './services.js';
 export { LocalSystem, type LocalSystemOptions } from './local-system.js';

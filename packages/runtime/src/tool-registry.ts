@@ -10,6 +10,12 @@ export interface InputCheck {
   errors?: ReadonlyArray<{ instancePath?: string; message?: string }> | null;
 }
 
+/**
+ * How the schemas of the tools a system is made with are compiled (Ajv options). Checks made
+ * ahead of time (SystemOptions.validators) must be made with these too: same checks, same messages.
+ */
+export const OWN_TOOL_CHECKS = { allErrors: true, strict: false, validateSchema: false } as const;
+
 export type Resolution =
   | { kind: 'error'; message: string }
   | { kind: 'sync'; tool: SyncTool; input: Record<string, unknown> }
@@ -123,7 +129,7 @@ export class ToolRegistry {
   private ownAjv(): Ajv {
     const AjvClass = this.#loadedAjv;
     if (!AjvClass) throw new Error('ToolRegistry.resolve() was called before ready() settled');
-    return (this.#ownAjv ??= new AjvClass({ allErrors: true, strict: false, validateSchema: false }));
+    return (this.#ownAjv ??= new AjvClass(OWN_TOOL_CHECKS));
   }
 
   private problem(tool: Tool): string | undefined {

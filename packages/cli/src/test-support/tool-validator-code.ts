@@ -6,7 +6,7 @@
 // UPDATE_TOOL_VALIDATORS=1 (`pnpm --filter infinity-code gen:validators`).
 import { Ajv } from 'ajv';
 import standalone from 'ajv/dist/standalone/index.js';
-import { LocalSystem, MemoryStore, ScriptedProvider } from '@infinity-code/runtime';
+import { LocalSystem, MemoryStore, OWN_TOOL_CHECKS, ScriptedProvider } from '@infinity-code/runtime';
 import { codingTools } from '@infinity-code/tools';
 
 // The CommonJS module is the function itself, with its types on `default`.
@@ -30,8 +30,7 @@ export async function offeredSchemas(): Promise<string[]> {
 
 /** The module's source: the checks, and a map from each schema's JSON text to its check. */
 export function validatorModule(schemas: readonly string[]): string {
-  // The options the runtime's own Ajv uses (ToolRegistry.ownAjv): the same checks, the same messages.
-  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, code: { source: true, esm: true } });
+  const ajv = new Ajv({ ...OWN_TOOL_CHECKS, code: { source: true, esm: true } });
   const names: Record<string, string> = {};
   schemas.forEach((json, i) => {
     ajv.addSchema(JSON.parse(json) as object, `tool${i}`);
