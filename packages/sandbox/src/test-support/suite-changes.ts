@@ -106,6 +106,31 @@ export function registerChangeTests(s: SuiteContext): void {
     expect(await parent.readText('b.txt')).toMatch(/<<<<<<< [^\n]*\nline 7 parent\n=======\nline 7 child\n>>>>>>> /);
   });
 
+  it("a child's report merged into a parent whose command turned the file into a link to one outside, holding the same text, writes nothing outside; a file the parent left alone takes the child's version", async () => {
+    // The outside file holds what the child started from: a merge that followed the link would
+    // find the preimage there and write the child's version through it.
+    const outside = await tempDir('ic-outside-');
+    const victim = path.join(outside, 'victim.txt');
+    await writeFile(victim, 'a\n');
+    const repo = await makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const session = await s.open(repo);
+    const parent = await session.create('parent');
+    const child = await session.create('child', parent);
+    await child.writeFile('a.txt', 'written by the child\n');
+    await child.writeFile('b.txt', 'B from the child\n');
+    expect((await parent.run(`rm a.txt && ln -s '${victim}' a.txt`)).exitCode).toBe(0);
+
+    // git may report a conflict or refuse: either way, nothing reaches the outside file.
+    await child.squashInto().catch(() => undefined);
+    expect(await readFile(victim, 'utf8')).toBe('a\n');
+    expect((await parent.stat('b.txt')).type).toBe('file');
+    const calm = await session.create('calm', parent);
+    await calm.writeFile('b.txt', 'B again\n');
+    expect(await calm.squashInto()).toMatchObject({ clean: true });
+    expect(await parent.readText('b.txt')).toBe('B again\n');
+    expect(await readFile(victim, 'utf8')).toBe('a\n');
+  });
+
   it('applyToWorkingTree merges with a user edit elsewhere in the same file, leaving the index alone', async () => {
     const repo = await makeRepo({ 'shared.txt': lines(20), 'other.txt': 'o\n' });
     const session = await s.open(repo);
