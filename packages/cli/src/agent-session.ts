@@ -286,7 +286,7 @@ export class AgentSession {
    * Starts making rootDiff() in the background, so that it is ready when asked for (see
    * Sandbox.prepareWorkingTreeDiff); not if `stillWanted` says no once the sandbox is there.
    */
-  prepareRootDiff(stillWanted: () => boolean = () => true): void {
+  prepareRootDiff(stillWanted: () => boolean): void {
     void this.rootSandbox().then(
       (sb) => {
         if (stillWanted()) sb.prepareWorkingTreeDiff();
