@@ -10,6 +10,10 @@
 //   edit       second -> third
 //   test       third -> fourth (`node test.js` in the sandbox)
 //   exit       fourth (last) request -> process exited (answer printed, everything cleaned up)
+// Under the phases, our CLI's own timing trace (INFINITY_CODE_TRACE=1) splits them into steps:
+// when the first model request was handed to the SDK (since the process started), the session's
+// opening, the snapshot, the root sandbox's mount, the command, the root's diff, the apply and
+// the teardown.
 // Medians over RUNS runs (default 7) after one warm-up run each (a user's machine has run the
 // CLI before: per-boot probe caches exist, the page cache holds the binaries).
 //
@@ -120,6 +124,26 @@ interface RunFigures {
   phases: Record<(typeof PHASES)[number], number>;
   wall: number;
   sideRequests: number;
+  /** Ours: the CLI's own timing of its steps (INFINITY_CODE_TRACE=1), by step. */
+  steps?: Record<string, number>;
+}
+
+// Steps of our CLI's timing trace shown under the phases (see timingSteps): when the first model
+// request was handed to the SDK (ms since the process started), then how long each step took.
+const STEPS = ['first_request_at', 'session_open', 'snapshot', 'sandbox_mount', 'command', 'root_diff', 'apply', 'close'] as const;
+
+/** The steps of one run from its `[timing]` lines (the first of each kind). */
+function timingSteps(stderr: string): Record<string, number> {
+  const steps: Record<string, number> = {};
+  for (const line of stderr.split('\n')) {
+    const m = /^\[timing\] ([\d.]+) (\S+)(?: ([\d.]+)ms)?(.*)$/.exec(line);
+    if (!m) continue;
+    const [, at, what, ms, detail] = m;
+    const key = what === 'model-request' ? 'first_request_at' : what === 'git' && detail.includes('snapshot') ? 'snapshot' : what.replace(/-/g, '_');
+    const value = what === 'model-request' ? Number(at) : Number(ms);
+    if (!(key in steps) && Number.isFinite(value)) steps[key] = value;
+  }
+  return steps;
 }
 
 async function runOnce(cli: 'ours' | 'claude', home: string): Promise<RunFigures> {
@@ -146,6 +170,8 @@ async function runOnce(cli: 'ours' | 'claude', home: string): Promise<RunFigures
       ANTHROPIC_API_KEY: 'bench',
       ANTHROPIC_BASE_URL: api.url,
       NO_COLOR: '1',
+      // Our CLI says where its time goes (stderr), shown under the phases.
+      ...(cli === 'ours' ? { INFINITY_CODE_TRACE: '1' } : {}),
       ...(cli === 'claude'
         ? {
             // Nothing but the fake API: no telemetry, updates or error reports (the network reaches
@@ -183,7 +209,7 @@ async function runOnce(cli: 'ours' | 'claude', home: string): Promise<RunFigures
     }
     const at = [t0, ...marks];
     const phases = Object.fromEntries(PHASES.map((p, i) => [p, at[i + 1] - at[i]])) as RunFigures['phases'];
-    return { phases, wall: at.at(-1)! - t0, sideRequests: side };
+    return { phases, wall: at.at(-1)! - t0, sideRequests: side, ...(cli === 'ours' ? { steps: timingSteps(stderr) } : {}) };
   } finally {
     await api.close();
     rmSync(repo, { recursive: true, force: true });
@@ -317,6 +343,11 @@ async function smallCase(): Promise<void> {
     for (const cli of i % 2 === 0 ? clis : [...clis].reverse()) runs[cli].push(await runOnce(cli, homes[cli]));
   }
   console.log(summary('infinity', runs.ours));
+  const steps = STEPS.map((s) => {
+    const values = runs.ours.flatMap((r) => (r.steps?.[s] !== undefined ? [r.steps[s]] : []));
+    return `${s}_ms=${values.length > 0 ? fmt(median(values)) : '-'}`;
+  });
+  console.log(`headless infinity steps (its own timing trace): ${steps.join(' ')}`);
   if (CLAUDE) {
     console.log(summary('claude-code', runs.claude));
     const ratio = median(runs.ours.map((r) => r.wall)) / median(runs.claude.map((r) => r.wall));

@@ -6,6 +6,7 @@ import { RETRY_KEYS } from './config.js';
 import { parseDuration } from './duration.js';
 import { EXIT, UserError } from './exit-codes.js';
 import { parseNetworkFlag, type NetworkSetting } from './sandbox-config.js';
+import { traceTimingFromEnv } from './timing-trace.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -51,6 +52,9 @@ Environment:
   XDG_STATE_HOME       where sandboxes are stored (default ~/.local/state)
   INFINITY_CODE_RETRY  retries of model calls, as JSON, e.g. {"maxRetries": 3};
                        ${wrapped(`keys: ${RETRY_KEYS.join(', ')}`, 23)}
+  INFINITY_CODE_TRACE  1: print where the run's time goes to stderr, a line per
+                       step (model calls, git, commands, diff, apply); a file
+                       name: append those lines there instead
 
 Files:
   ~/.config/infinity-code/config.json
@@ -170,6 +174,7 @@ async function main(argv: string[]): Promise<number> {
   if (typeof flags === 'number') return flags;
   const controller = new AbortController();
   process.on('SIGINT', () => controller.abort());
+  traceTimingFromEnv(process.env, (line) => process.stderr.write(line));
   // Loaded only now: --version and --help must not pay for the runtime, SQLite and the SDK.
   if (flags.demo) {
     const { runDemo } = await import('./demo.js');

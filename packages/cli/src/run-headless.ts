@@ -1,5 +1,6 @@
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { ModelProvider, Quiescence, RuntimeEvent } from '@infinity-code/runtime';
+import { timed, timingMark } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
 import { pricingOf } from './config.js';
 import { formatDuration } from './duration.js';
@@ -150,6 +151,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     // Past the deadline while the session opened: the task is stored (for -c), and stopped at once.
     if (stop.aborted) onAbort();
     const end = await agent.system.whenQuiescent({ signal: stop, stalled: loop.drained });
+    timingMark('quiescent', () => end.kind);
     timedOut = end.kind === 'aborted' && !o.signal.aborted;
     if (end.kind === 'stalled') {
       const message = stalledMessage(end);
@@ -170,7 +172,9 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     // Sandboxes are kept for the next run (-c) unless everything reached the working tree.
     const settled = outcome !== undefined && !outcome.interrupted && !outcome.stalled && !timedOut &&
       outcome.unreported.length === 0 && (outcome.applied || outcome.filesChanged.length === 0);
+    const closing = performance.now();
     await agent.close({ keep: !settled && o.throwaway !== true });
+    timed('close', closing);
   }
   const result = buildResult(session.id, model, tally, outcome, pricingOf(setup.config), performance.now() - started);
   if (o.outputFormat === 'text') report(o.writers, outcome);
@@ -193,7 +197,9 @@ async function finish(
   { stalled, unfinished }: { stalled: boolean; unfinished: boolean },
 ): Promise<Outcome> {
   const unreported = await agent.unreported();
+  const diffing = performance.now();
   const diff = await agent.rootDiff();
+  timed('root-diff', diffing, () => `${diff.files.length} files`);
   const outcome: Outcome = {
     interrupted: o.signal.aborted,
     stalled,
@@ -209,7 +215,9 @@ async function finish(
   if (o.yes && !unfinished && !o.signal.aborted) {
     // Applied with nothing unreported, the run is settled and its sandboxes go (see runHeadless):
     // what they delivered need not be remembered for a later -c.
+    const applying = performance.now();
     const applied = await agent.applyToWorkingTree(diff, { remember: unreported.length > 0 });
+    timed('apply', applying, () => `${diff.files.length} files`);
     outcome.applied = true;
     outcome.conflicts = applied.conflicts;
     return outcome;

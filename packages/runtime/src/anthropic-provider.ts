@@ -3,6 +3,7 @@ import type { APIError } from '@anthropic-ai/sdk';
 import { EPHEMERAL, markedMessages, withMessageBreakpoints } from './cache-breakpoints.js';
 import { connectFailure, unreachableMessage } from './connect-failure.js';
 import { ModelError } from './errors.js';
+import { mark, timed } from './timing.js';
 import type { HistoryMessage, Usage } from './messages.js';
 import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
 import type { ToolDefinition } from './tool.js';
@@ -112,6 +113,8 @@ export class AnthropicProvider implements ModelProvider {
     };
     const sdk = await this.#load();
     const baseURL = sdk.client.baseURL;
+    const sentAt = performance.now();
+    mark('model-request', () => `${request.messages.length} messages`);
 
     try {
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
@@ -124,13 +127,21 @@ export class AnthropicProvider implements ModelProvider {
         throw interrupted() ?? toModelError(sdk.mod, err, baseURL, this.#reached);
       }
       const turn = new TurnReader();
+      let told = false;
       try {
         armIdle();
         for await (const event of events) {
           // The SDK may still hold parsed events after an abort; none of them may reach the caller.
           if (ctrl.signal.aborted) break;
           pauseIdle(); // a slow consumer is not a silent server
-          for (const out of turn.read(event)) yield out;
+          for (const out of turn.read(event)) {
+            // Here, not after the loop: the caller may stop reading once the reply is complete.
+            if (turn.finished && !told) {
+              told = true;
+              timed('model-reply', sentAt);
+            }
+            yield out;
+          }
           armIdle();
         }
       } catch (err) {

@@ -14,6 +14,7 @@ export { addUsage, resultText, text, ZERO_USAGE } from './messages.js';
 export type { InputBody, InputMessage, ToolResultInput, UserTextInput } from './input.js';
 export { toolResult, userText } from './input.js';
 export { ModelError, StoreError, ToolInputError, type ModelErrorKind } from './errors.js';
+export { mark as timingMark, timed } from './timing.js';
 export type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
 export type {
   AsyncTool,

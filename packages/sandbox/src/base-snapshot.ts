@@ -6,6 +6,7 @@ import path from 'node:path';
 import { GitError } from './errors.js';
 import { cleanGitEnv, text } from './git.js';
 import { runProcess } from './run-process.js';
+import { timed } from './timing.js';
 import type { RepoInfo } from './repo.js';
 import { USER_REPO_SWITCHES, userRepoGit } from './trusted-git.js';
 
@@ -133,7 +134,9 @@ export async function takeSnapshot(
         }
       : { IC_BASE: '' };
     const env = cleanGitEnv({ ...objectEnv(repo, objectsDir), ...IDENTITY, GIT_INDEX_FILE: index, ...checkout });
+    const startedAt = performance.now();
     const out = await runProcess('/bin/sh', ['-c', SNAPSHOT_SCRIPT, 'snapshot', ...USER_REPO_SWITCHES], { cwd: repo.root, env });
+    timed('git', startedAt, () => `snapshot${base ? (base.pooled ? ' and base moved to it' : ' and base checked out') : ''}`);
     if (out.exitCode !== 0) {
       throw new GitError(['add', '-A'], out.stderr.toString('utf8') || String(out.error?.message ?? out.signal ?? ''), out.exitCode, out.error);
     }

@@ -1,6 +1,7 @@
 import { GitError } from './errors.js';
 import { runProcess } from './run-process.js';
 import { inheritedEnv } from './secret-env.js';
+import { timed } from './timing.js';
 
 export interface GitRunOptions {
   cwd?: string;
@@ -98,7 +99,9 @@ export function makeGitRunner(prefix: readonly string[] = []): GitRunner {
   return async (args, opts = {}) => {
     const command = opts.steps || opts.lanes ? ['/bin/sh', '-c', stepsScript(opts.steps ?? [], opts.lanes)] : ['git', ...args];
     const [file, ...rest] = [...prefix, ...command];
+    const startedAt = performance.now();
     const result = await runProcess(file, rest, { cwd: opts.cwd, env: cleanGitEnv(opts.env), input: opts.input });
+    timed('git', startedAt, () => `${prefix.length > 0 ? 'in the sandbox: ' : ''}${gitSummary(args, opts)}`);
     const exitCode = result.exitCode ?? -1;
     const stderr = result.stderr.toString('utf8');
     if (result.error || (exitCode !== 0 && !(opts.okExitCodes ?? []).includes(exitCode))) {
@@ -112,6 +115,21 @@ export function makeGitRunner(prefix: readonly string[] = []): GitRunner {
 }
 
 export const hostGit: GitRunner = makeGitRunner();
+
+/** The git commands a run made, for timing lines: `diff-tree`, or steps `a+b` then lanes `(c+d|e+f)`. */
+function gitSummary(args: readonly string[], opts: GitRunOptions): string {
+  const sub = (a: readonly string[]): string => {
+    for (let i = 0; i < a.length; i++) {
+      if (a[i] === '-c' || a[i] === '-C') i++;
+      else if (!a[i].startsWith('-')) return a[i];
+    }
+    return '?';
+  };
+  if (!opts.steps && !opts.lanes) return sub(args);
+  const seq = (steps: readonly GitStep[]): string => steps.map((s) => sub(s.args)).join('+');
+  const lanes = opts.lanes?.length ? `(${opts.lanes.map(seq).join('|')})` : '';
+  return [seq(opts.steps ?? []), lanes].filter(Boolean).join(' then ');
+}
 
 /** A POSIX shell word holding `s` exactly. */
 function shellWord(s: string): string {

@@ -9,6 +9,7 @@ import { makeGitRunner, type GitRunner } from './git.js';
 import { PROXY_BRIDGE, PROXY_PORT } from './network-proxy.js';
 import { killQuietly, processStart } from './proc.js';
 import { inheritedEnv } from './secret-env.js';
+import { timed } from './timing.js';
 
 /** What a holder runs in its namespace before it is ready (the overlay mounts), with its arguments. */
 export interface HolderSetup {
@@ -81,6 +82,7 @@ export class NamespaceHolder {
   ) {}
 
   static async start(plan: HolderPlan, pidFile: string): Promise<NamespaceHolder> {
+    const startedAt = performance.now();
     const script = `set -e\n${plan.setup?.script ?? ''}\n${BRIDGE}\n${READY_THEN_WAIT}`;
     const args = [
       '--pdeathsig',
@@ -148,6 +150,7 @@ export class NamespaceHolder {
     infoPipe?.resume();
     const commandView = [...plan.commandReadOnly.flatMap((p) => ['--ro-bind', p, p]), ...plan.commandHidden.flatMap((p) => ['--tmpfs', p])];
     const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network);
+    timed('sandbox-mount', startedAt);
     await writeFile(pidFile, JSON.stringify({ pid: initPid, start: (await processStart(initPid)) ?? '' }));
     return holder;
   }

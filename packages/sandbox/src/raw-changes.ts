@@ -5,6 +5,7 @@ import type { SessionContext } from './backend.js';
 import { GitError } from './errors.js';
 import { cleanGitEnv, nulParts } from './git.js';
 import { runProcess } from './run-process.js';
+import { timed } from './timing.js';
 import { sealedGit, sealedScript } from './trusted-git.js';
 import { escapedName } from './utf8-names.js';
 
@@ -109,10 +110,12 @@ export async function diffFacts(ctx: SessionContext, from: string, to: string, p
   const out = path.join(ctx.tmpDir, `facts-${randomUUID()}`);
   const files = ['raw', 'txt', 'sizes', 'patch'].map((ext) => `${out}.${ext}`);
   try {
+    const startedAt = performance.now();
     const r = await runProcess('/bin/sh', ['-c', FACTS_SCRIPT, 'diff-facts', from, to, out, String(patchUpTo), ...gitArgs], {
       cwd: ctx.tmpDir,
       env: cleanGitEnv({ ...ctx.objectEnv, ...env }),
     });
+    timed('git', startedAt, () => 'diff-tree (facts)');
     if (r.exitCode !== 0) {
       throw new GitError(['diff-tree', from, to], r.stderr.toString('utf8') || String(r.error?.message ?? r.signal ?? ''), r.exitCode, r.error);
     }

@@ -11,6 +11,7 @@ import { collect, mergeEnv, watchProcess, type ExecOptions, type ExecProcess, ty
 import { RwLock } from './rw-lock.js';
 import { sealGit, userRepoGit } from './trusted-git.js';
 import { ViewFs, type DirEntry, type FileStat } from './view-fs.js';
+import { timed } from './timing.js';
 
 export interface DiffOptions {
   /** 'spawn' (default): this sandbox's own changes; 'snapshot': its stack's since the snapshot. */
@@ -167,6 +168,7 @@ export class Sandbox {
    * user's files. Aborting `signal` kills the command's process group.
    */
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecProcess> {
+    const startedAt = performance.now();
     return this.op(async () => {
       // A command may change anything in the view, at any time until it ends.
       this.changed();
@@ -190,6 +192,7 @@ export class Sandbox {
           if (proc) this.running.delete(proc);
           // Whatever the command wrote, it wrote before it ended.
           this.changed();
+          timed('command', startedAt, () => command.slice(0, 60));
         },
         containment,
       );
@@ -212,7 +215,10 @@ export class Sandbox {
    * (default: the session's, see OpenSessionOptions.applyPolicy).
    */
   async diff(opts: DiffOptions = {}): Promise<SandboxDiff> {
-    return this.op(() => this.cachedDiff(opts.since ?? 'spawn', opts));
+    const startedAt = performance.now();
+    const diff = await this.op(() => this.cachedDiff(opts.since ?? 'spawn', opts));
+    timed('diff', startedAt, () => `${this.id}, since ${opts.since ?? 'spawn'}, ${diff.files.length} files`);
+    return diff;
   }
 
   /**

@@ -23,6 +23,7 @@ import { treeChanges } from './tree-changes.js';
 import { shownName } from './utf8-names.js';
 
 import type { BaseRefresh, CloseOptions, LostSandbox, OpenSessionOptions, RefreshOptions } from './session-types.js';
+import { timed } from './timing.js';
 
 export type { BaseRefresh, CloseOptions, LostSandbox, OpenSessionOptions, RefreshOptions } from './session-types.js';
 export type { SessionRecord } from './session-record.js';
@@ -495,6 +496,9 @@ function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-export function openSession(opts: OpenSessionOptions): Promise<SandboxSession> {
-  return SandboxSession.open(opts);
+export async function openSession(opts: OpenSessionOptions): Promise<SandboxSession> {
+  const startedAt = performance.now();
+  const session = await SandboxSession.open(opts);
+  timed('session-open', startedAt, () => session.backend);
+  return session;
 }
