@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { DEFAULT_APPLY_POLICY, type ApplyPolicyOptions } from './apply-policy.js';
 import type { BackendName, BackendSandbox, BackendSession, BaseChange, SessionContext } from './backend.js';
-import { takeSnapshot, workingTreeTree, type Snapshot } from './base-snapshot.js';
+import { takeSnapshot, type Snapshot } from './base-snapshot.js';
 import { resolveContainment, withNetworkProxy, type SessionContainment } from './containment.js';
 import { returnBaseToPool } from './base-pool.js';
 import { dropUnusedDeltas } from './delta-layer.js';
@@ -21,6 +21,7 @@ import { giveBack, takeOverSession } from './session-resume.js';
 import { defaultStateDir, requireStateDirOutside } from './state-dir.js';
 import { treeChanges } from './tree-changes.js';
 import { shownName } from './utf8-names.js';
+import { workingTreeChanges } from './working-tree-changes.js';
 
 import type { BaseRefresh, CloseOptions, LostSandbox, OpenSessionOptions, RefreshOptions } from './session-types.js';
 import { timed } from './timing.js';
@@ -303,16 +304,7 @@ export class SandboxSession {
   async changedSinceSnapshot(opts: { except?: Sandbox } = {}): Promise<string[]> {
     this.assertOpen();
     await this.ready;
-    const { repo, objectsDir, tmpDir } = this.ctx;
-    const tree = await workingTreeTree(repo, objectsDir, tmpDir);
-    const current = this.ctx.snapshot.tree;
-    if (tree === current) return [];
-    const changed = (await treeChanges(this.ctx, current, tree)).map((c) => c.path);
-    const except = opts.except;
-    if (!except) return changed.map(shownName);
-    const theirs = await except.op(async () => (await except.handle.changeTrees('snapshot')).to);
-    const differ = new Set((await treeChanges(this.ctx, tree, theirs)).map((c) => c.path));
-    return changed.filter((p) => differ.has(p)).map(shownName);
+    return workingTreeChanges(this.ctx, opts.except);
   }
 
   /**
