@@ -83,18 +83,27 @@ pre=
 # A failure ends the run only once the checkout started beside it is over: nothing may still be
 # writing into the base when the caller removes it.
 fail() { c=$?; [ -z "$pre" ] || wait "$pre"; exit $c; }
-if [ -n "$IC_BASE" ] && [ "$IC_MERGE" = --reset ] && head=$(git "$@" rev-parse -q --verify 'HEAD^{tree}'); then
+# HEAD's commit and tree in one run ("--": revisions, whatever files are named); none when unborn.
+nl='
+'
+parent= head=
+if ids=$(git "$@" rev-parse 'HEAD^{commit}' 'HEAD^{tree}' -- 2>/dev/null); then
+  parent=\${ids%%"$nl"*}; rest=\${ids#*"$nl"}; head=\${rest%%"$nl"*}
+fi
+if [ -n "$IC_BASE" ] && [ "$IC_MERGE" = --reset ] && [ -n "$head" ]; then
   GIT_INDEX_FILE=$IC_BASE_INDEX git "$@" --git-dir="$IC_USER_GIT_DIR" --work-tree="$IC_BASE" -c "checkout.workers=$IC_WORKERS" read-tree --reset -u "$head" &
   pre=$!
 fi
 git "$@" -c core.untrackedCache=false add -A || fail
 tree=$(git "$@" write-tree) || fail
-parent=$(git "$@" rev-parse -q --verify 'HEAD^{commit}')
 commit=$(git "$@" commit-tree "$tree" \${parent:+-p "$parent"} -m 'infinity-code: snapshot of the working tree') || fail
 if [ -n "$IC_BASE" ]; then
   merge=$IC_MERGE
   if [ -n "$pre" ]; then wait "$pre" || exit $?; merge=-m; fi
-  GIT_INDEX_FILE=$IC_BASE_INDEX git "$@" --git-dir="$IC_USER_GIT_DIR" --work-tree="$IC_BASE" -c "checkout.workers=$IC_WORKERS" read-tree $merge -u "$tree" || exit $?
+  # A working tree that matches HEAD: the checkout above is the snapshot already.
+  if [ -z "$pre" ] || [ "$tree" != "$head" ]; then
+    GIT_INDEX_FILE=$IC_BASE_INDEX git "$@" --git-dir="$IC_USER_GIT_DIR" --work-tree="$IC_BASE" -c "checkout.workers=$IC_WORKERS" read-tree $merge -u "$tree" || exit $?
+  fi
 fi
 echo "$tree $commit $parent"
 `;

@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import type { HolderSetup } from './ns-holder.js';
 
 export type OverlayMode = 'userns' | 'root';
@@ -33,64 +36,80 @@ export const REAL_OBJECTS_DIR = 'real-objects';
 /** Where, relative to the sandbox dir, the namespace shows the session's current snapshot (see MountPlan). */
 export const SNAPSHOT_VIEW_DIR = 'sv';
 
-// Runs in the holder's confined view, as root of its namespace. The private overlays for .git and
-// node_modules must be mounted before the merged view covers the repository path (afterwards
-// "$REPO/.git" would name the merged view's empty mount point), then moved into place.
-// The user's object directory is bind-mounted read-only first, while its path still names the
-// real one (one mount(8) doing the bind and the read-only remount: util-linux 2.27 or later).
-// `volatile` skips the sync of the whole upper filesystem at unmount (seconds on a busy disk, paid
-// at every spawn and discard). Data written through it is ordinary page cache of the
-// upper filesystem: it survives our process dying (sessions are resumable) and is written back
-// by the kernel as usual; only a machine crash within that window can lose recent writes. Every
-// mount gets a fresh work dir, which volatile requires. A shared node_modules the user has since
-// deleted is skipped (its sandbox sees an empty dir) instead of failing the whole mount: its
-// position still names its private upper, so the list itself never changes.
-// Last, the session's storage is made read-only in the namespace: the overlays keep writing their
-// uppers (each holds its own reference to the mount it was made on), but nothing that runs in the
-// view, nor a path this process follows through it, can write another sandbox's layers or the base.
-// The object store and scratch dir stay writable for our git (NamespaceHolder.git); commands get
+// Runs in the holder's confined view, as root of its namespace. Every mount is one line of a
+// table (see overlayFstab) that a single mount(8) run makes in order: one mount(8) process per
+// mount was most of the time a sandbox took to come up (each loads libmount and its libraries).
+// `mount -a` silently skips an entry it believes is mounted already, so it must say
+// "successfully mounted" (C locale) as many times as the table has lines, or the holder fails.
+// That is also why the last step is a mount of its own: `-a` takes a remount of a mounted path
+// for "already mounted". It makes the session's storage read-only in the
+// namespace: the overlays keep writing their uppers (each holds its own reference to the mount
+// it was made on), but nothing that runs in the view, nor a path this process follows through
+// it, can write another sandbox's layers or the base. The object store and scratch dir (mounts
+// of their own, made by the table) stay writable for our git (NamespaceHolder.git); commands get
 // them read-only and hidden (HolderPlan.commandReadOnly, commandHidden).
 const OVERLAY_SCRIPT = `
-cd "$1"; SB=$2; REPO=$3; LOWERS=$4; SPAWN=$5; O=$6; OBJ=$7; SNAP=$8; shift 8
-mount -n --bind -o ro "$OBJ" "$SB/${REAL_OBJECTS_DIR}"
-mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$REPO/.git,upperdir=$SB/git/upper,workdir=$SB/git/work" "$SB/stage/git"
-i=0; SKIP=" "
-for d in "$@"; do
-  if [ -d "$REPO/$d" ]; then
-    mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$REPO/$d,upperdir=$SB/nm$i/upper,workdir=$SB/nm$i/work" "$SB/stage/nm$i"
-  else
-    SKIP="$SKIP$i "
-  fi
-  i=$((i+1))
+cd "$1"; F="$2/mounts.fstab"; N=$4
+printf '%s' "$3" > "$F"
+out=$(LC_ALL=C mount -n -a -v -T "$F")
+n=0
+while :; do
+  case $out in *": successfully mounted"*) out=\${out#*": successfully mounted"}; n=$((n+1)) ;; *) break ;; esac
 done
-mount -n -t overlay overlay -o "ro,\${O}lowerdir=$SPAWN" "$SB/lv"
-if [ -n "$SNAP" ]; then mount -n -t overlay overlay -o "ro,\${O}lowerdir=$SNAP" "$SB/${SNAPSHOT_VIEW_DIR}"; fi
-mount -n -t overlay overlay -o "\${O}volatile,lowerdir=$LOWERS,upperdir=$SB/upper,workdir=$SB/work" "$REPO"
-mount -n --move "$SB/stage/git" "$REPO/.git"
-i=0
-for d in "$@"; do
-  case "$SKIP" in *" $i "*) ;; *) mount -n --move "$SB/stage/nm$i" "$REPO/$d" ;; esac
-  i=$((i+1))
-done
-mount -n --bind objects objects
-mount -n --bind tmp tmp
+[ "$n" -eq "$N" ] || { echo "only $n of the sandbox's $N mounts were made" >&2; exit 1; }
 mount -n -o remount,bind,ro "$PWD"
 `;
 
-/** The holder's setup that mounts one sandbox's overlays (see OVERLAY_SCRIPT). */
+/** A path as an fstab field: whitespace and backslashes octal-escaped, as libmount reads them back. */
+export function fstabField(p: string): string {
+  return p.replace(/[\\\s]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+/**
+ * The table of one sandbox's mounts, in the order they are made. Overlay options name the
+ * layers relative to the session dir (mount's working directory): short, and free of the commas
+ * and colons a user's path may hold.
+ * - The user's object directory, their .git and each shared node_modules are bound read-only
+ *   into the sandbox dir first, while their paths still name the real ones: once the merged view
+ *   covers the repository path, "<repo>/.git" names the view's empty mount point. The private
+ *   overlays of .git and node_modules then stack on those binds, over the merged view.
+ * - A shared node_modules the user has since deleted is skipped (its sandbox sees an empty dir)
+ *   instead of failing the whole mount: its position still names its private upper.
+ * - `volatile` skips the sync of the whole upper filesystem at unmount (seconds on a busy disk,
+ *   paid at every spawn and discard). Data written through it is ordinary page cache of the upper
+ *   filesystem: it survives our process dying (sessions are resumable) and is written back by the
+ *   kernel as usual; only a machine crash within that window can lose recent writes. Every mount
+ *   gets a fresh work dir, which volatile requires.
+ * - Every overlay's source is `tag`, new for each holder: `mount -a` compares sources and
+ *   targets with what is mounted, and a nested session (an agent running us in its sandbox) must
+ *   never find its mount already there.
+ */
+export function overlayFstab(mode: OverlayMode, plan: MountPlan, tag: string, isDir: (p: string) => boolean): string[] {
+  const O = mode === 'userns' ? 'userxattr,' : '';
+  const sb = plan.sandboxRel;
+  const inSession = (rel: string): string => path.join(plan.sessionDir, rel);
+  const bind = (from: string, to: string, ro: boolean): string => `${fstabField(from)} ${fstabField(to)} none ${ro ? 'bind,ro' : 'bind'} 0 0`;
+  const overlay = (at: string, opts: string): string => `${tag} ${fstabField(at)} overlay ${opts} 0 0`;
+  const heavy = plan.heavyDirs.map((d, i) => ({ d, i })).filter(({ d }) => isDir(path.join(plan.repoRoot, d)));
+  return [
+    bind(plan.realObjects, inSession(`${sb}/${REAL_OBJECTS_DIR}`), true),
+    bind(path.join(plan.repoRoot, '.git'), inSession(`${sb}/stage/git`), true),
+    ...heavy.map(({ d, i }) => bind(path.join(plan.repoRoot, d), inSession(`${sb}/stage/nm${i}`), true)),
+    overlay(inSession(`${sb}/lv`), `ro,${O}lowerdir=${plan.spawnLowers}`),
+    ...(plan.snapshotLowers ? [overlay(inSession(`${sb}/${SNAPSHOT_VIEW_DIR}`), `ro,${O}lowerdir=${plan.snapshotLowers}`)] : []),
+    overlay(plan.repoRoot, `${O}volatile,lowerdir=${plan.lowers},upperdir=${sb}/upper,workdir=${sb}/work`),
+    overlay(path.join(plan.repoRoot, '.git'), `${O}volatile,lowerdir=${sb}/stage/git,upperdir=${sb}/git/upper,workdir=${sb}/git/work`),
+    ...heavy.map(({ d, i }) =>
+      overlay(path.join(plan.repoRoot, d), `${O}volatile,lowerdir=${sb}/stage/nm${i},upperdir=${sb}/nm${i}/upper,workdir=${sb}/nm${i}/work`),
+    ),
+    bind(inSession('objects'), inSession('objects'), false),
+    bind(inSession('tmp'), inSession('tmp'), false),
+  ];
+}
+
+/** The holder's setup that mounts one sandbox's overlays (see OVERLAY_SCRIPT and overlayFstab). */
 export function overlaySetup(mode: OverlayMode, plan: MountPlan): HolderSetup {
-  return {
-    script: OVERLAY_SCRIPT,
-    args: [
-      plan.sessionDir,
-      plan.sandboxRel,
-      plan.repoRoot,
-      plan.lowers,
-      plan.spawnLowers,
-      mode === 'userns' ? 'userxattr,' : '',
-      plan.realObjects,
-      plan.snapshotLowers ?? '',
-      ...plan.heavyDirs,
-    ],
-  };
+  const tag = `infinity-code-${randomBytes(6).toString('hex')}`;
+  const lines = overlayFstab(mode, plan, tag, (p) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true);
+  return { script: OVERLAY_SCRIPT, args: [plan.sessionDir, plan.sandboxRel, `${lines.join('\n')}\n`, String(lines.length)] };
 }

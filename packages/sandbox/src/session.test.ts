@@ -101,6 +101,25 @@ describe('session storage', () => {
     expect((await sb.diff()).files).toMatchObject([{ path: 'sub/f.txt', status: 'modified' }]);
   });
 
+  it("snapshots on the user's HEAD whether or not the working tree matches it, with files named like revisions", async () => {
+    const repo = await makeRepo({ 'HEAD^{commit}': 'named like a revision\n', 'HEAD^{tree}': 'too\n', 'a.txt': 'a\n' });
+    const head = await git(repo, 'rev-parse', 'HEAD');
+    const clean = await open(repo);
+    expect(clean.snapshot).toMatchObject({ parent: head, tree: await git(repo, 'rev-parse', 'HEAD^{tree}') });
+    const sb = await clean.create();
+    expect(await sb.readText('HEAD^{commit}')).toBe('named like a revision\n');
+    expect((await sb.run('git status --porcelain')).stdout).toBe('');
+    // Changed since HEAD: the base is brought from HEAD's tree to the snapshot's.
+    await writeFile(path.join(repo, 'a.txt'), 'changed\n');
+    const dirty = await open(repo);
+    expect(dirty.snapshot.parent).toBe(head);
+    expect(dirty.snapshot.tree).not.toBe(clean.snapshot.tree);
+    const sb2 = await dirty.create();
+    expect(await sb2.readText('a.txt')).toBe('changed\n');
+    expect((await sb2.run('git status --porcelain')).stdout).toBe('');
+    expect((await sb2.run('cat a.txt')).stdout).toBe('changed\n');
+  });
+
   it('keeps storage outside the repo and removes it on close', async () => {
     const stateDir = await tempDir('ic-state-');
     const repo = await makeRepo({ 'a.txt': 'a\n' });

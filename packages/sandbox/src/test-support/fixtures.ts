@@ -53,9 +53,9 @@ export async function writeFiles(root: string, files: Record<string, FileSpec>):
   }
 }
 
-/** A real git repository in a temp dir with `files` committed on branch main. */
-export async function makeRepo(files: Record<string, FileSpec>): Promise<string> {
-  const root = await tempDir('ic-repo-');
+/** A real git repository in a temp dir (named from `prefix`) with `files` committed on branch main. */
+export async function makeRepo(files: Record<string, FileSpec>, prefix = 'ic-repo-'): Promise<string> {
+  const root = await tempDir(prefix);
   await git(root, 'init', '-q', '-b', 'main');
   await writeFiles(root, files);
   await git(root, 'add', '-A');

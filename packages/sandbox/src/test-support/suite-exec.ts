@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
@@ -183,6 +183,39 @@ export function registerExecTests(s: SuiteContext): void {
   });
 
   if (s.mountsAtRepoPath) {
+    it('mounts a repository whose path has a space, a tab and a backslash, node_modules included; commands cannot write the session storage', async () => {
+      const repo = await makeRepo(
+        {
+          '.gitignore': 'node_modules/\n',
+          'package.json': '{ "name": "fixture", "private": true, "type": "commonjs" }\n',
+          'app.js': "console.log(require('dep').name);\n",
+          'a.txt': 'user\n',
+        },
+        'ic-repo odd\tname\\x-',
+      );
+      await writeFiles(repo, { 'node_modules/dep/package.json': '{ "name": "dep", "type": "commonjs" }\n', 'node_modules/dep/index.js': "exports.name = 'dep';\n" });
+      const session = await s.open(repo);
+      const other = await session.create();
+      await other.writeFile('mine.txt', 'other sandbox\n');
+      const sb = await session.create();
+      const { sessionDir, baseDir } = session.ctx;
+      const [otherUpper] = (await readdir(path.join(sessionDir, 'sandboxes'))).map((d) => path.join(sessionDir, 'sandboxes', d, 'upper')).filter((u) => existsSync(path.join(u, 'mine.txt')));
+      expect(otherUpper).toBeDefined();
+      const q = (p: string): string => `'${p.replaceAll("'", "'\\''")}'`;
+      const r = await sb.run(
+        `node app.js; cat a.txt; git status --porcelain; echo pwned > ${q(path.join(baseDir, 'a.txt'))}; echo pwned > ${q(path.join(otherUpper, 'mine.txt'))}; ` +
+          `echo pwned > ${q(path.join(sessionDir, 'planted'))}; echo pwned > a.txt; echo end`,
+      );
+      expect(r.stdout).toBe('dep\nuser\nend\n');
+      expect(r.stderr).toMatch(/Read-only file system/);
+      expect(await readFile(path.join(baseDir, 'a.txt'), 'utf8')).toBe('user\n');
+      expect(await readFile(path.join(otherUpper, 'mine.txt'), 'utf8')).toBe('other sandbox\n');
+      expect(existsSync(path.join(sessionDir, 'planted'))).toBe(false);
+      expect(await sb.readText('a.txt')).toBe('pwned\n');
+      expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toBe('user\n');
+      expect((await sb.diff()).files.map((f) => f.path)).toEqual(['a.txt']);
+    });
+
     it('commands run without capabilities and cannot unmount the view to reach the user tree', async () => {
       const repo = await makeRepo({ 'a.txt': 'user\n' });
       const session = await s.open(repo);
