@@ -13,6 +13,7 @@
 // Latency: time to first token = BASE + per uncached input token; output at a token rate. The
 // defaults are a real model's shape (TASK_SPEED, default 1, divides every delay).
 // Env: TASK_TRACE=1 prints each request's time and thread, TASK_STDERR=1 the CLI's stderr,
+// INFINITY_CODE_TRACE=<file> the CLI's own timing trace into <file>.<scenario>,
 // TASK_NODE_ARGS flags for the CLI's node (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -266,7 +267,7 @@ async function run(name: string, task: string, brain: FakeBrain): Promise<Figure
         [...(process.env.TASK_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bin, '-p', task, '--yes', '--output-format', 'json', '--model', MODEL],
         {
           cwd: repo,
-          env: { PATH: process.env.PATH, HOME: home, ...(process.env.IC_GIT_TIMING ? { IC_GIT_TIMING: '1' } : {}), ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: api.url, NO_COLOR: '1' },
+          env: { PATH: process.env.PATH, HOME: home, ...(process.env.INFINITY_CODE_TRACE ? { INFINITY_CODE_TRACE: `${process.env.INFINITY_CODE_TRACE}${process.env.INFINITY_CODE_TRACE === '1' ? '' : `.${name}`}` } : {}), ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: api.url, NO_COLOR: '1' },
           maxBuffer: 64 * 2 ** 20,
           timeout: 15 * 60_000,
         },
