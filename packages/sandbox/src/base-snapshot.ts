@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
@@ -152,8 +152,10 @@ export async function takeSnapshot(
     const [tree, commit, parent] = out.stdout.toString('utf8').trim().split(' ');
     return { tree: tree, commit: commit, parent: parent || null };
   } finally {
-    await rm(index, { force: true });
-    await rm(`${index}.lock`, { force: true });
+    // Synchronous: two unlinks, where fs.promises.rm walks each path through the thread pool,
+    // which session start-up keeps busy, while the first tool call waits for this to return.
+    rmSync(index, { force: true });
+    rmSync(`${index}.lock`, { force: true });
   }
 }
 

@@ -65,8 +65,9 @@ while :; do sleep 2147483647 & wait; done
  * network is open, a network namespace with only loopback, so a server one command starts is
  * reachable by the next. Commands join it with nsenter; this process reaches the view at native
  * speed through /proc/<pid>/root, where a symlink can only lead to what commands could reach too.
- * setpriv --pdeathsig and bubblewrap's --die-with-parent tie it to this process: if we die, even
- * by SIGKILL, the namespace and its mounts go too.
+ * bubblewrap's --die-with-parent ties it to this process (bubblewrap sets the parent-death signal
+ * on itself and on the namespace's init): if we die, even by SIGKILL, the namespace and its mounts
+ * go too.
  */
 export class NamespaceHolder {
   private constructor(
@@ -85,10 +86,6 @@ export class NamespaceHolder {
     const startedAt = performance.now();
     const script = `set -e\n${plan.setup?.script ?? ''}\n${BRIDGE}\n${READY_THEN_WAIT}`;
     const args = [
-      '--pdeathsig',
-      'KILL',
-      '--',
-      'bwrap',
       ...holderBwrapArgs(plan.view),
       '--info-fd',
       '3',
@@ -104,7 +101,7 @@ export class NamespaceHolder {
     const bridge = plan.proxySocket
       ? { IC_PROXY_SOCKET: plan.proxySocket, IC_PROXY_PORT: String(PROXY_PORT), IC_NODE: process.execPath, IC_BRIDGE: PROXY_BRIDGE }
       : {};
-    const child = spawn('setpriv', args, {
+    const child = spawn('bwrap', args, {
       cwd: plan.cwd,
       env: { ...inheritedEnv(), ...bridge },
       detached: true,

@@ -1,4 +1,5 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { listSessions, type Sandbox, type SandboxSession } from '../index.js';
@@ -147,6 +148,27 @@ export function registerResumeTests(s: SuiteContext): void {
     expect(await leftovers(stateDir, repo)).toEqual({ processes: [], mounts: [] });
     expect(session.id).toBe(id);
     await expectResumed(session, expected, repo, { userNodeModules: true });
+  });
+
+  it("a SIGKILLed process's sandbox processes and mounts die with it, before any resume or gc", async () => {
+    const repo = await stackRepo();
+    const stateDir = await tempDir('ic-state-crash-');
+    const id = await runAndKill(repo, stateDir, s.backend, 'stack', path.join(await tempDir('ic-expect-'), 'expected.json'));
+    // The namespace holders the process had running, by the pid files it could not remove.
+    const sandboxes = path.join(stateDir, 'sessions', id, 'sandboxes');
+    const pidFiles = (await readdir(sandboxes)).map((d) => path.join(sandboxes, d, 'holder.json'));
+    const holders = (await Promise.all(pidFiles.map((f) => readFile(f, 'utf8').then((t) => [(JSON.parse(t) as { pid: number }).pid], () => [])))).flat();
+    if (s.mountsAtRepoPath) expect(holders.length).toBeGreaterThan(0);
+    // The kernel's parent-death signals take a moment to go down the tree: wait for it, or for the deadline.
+    const deadline = Date.now() + 10_000;
+    let left = await leftovers(stateDir, repo);
+    const alive = (): number[] => holders.filter((pid) => existsSync(`/proc/${pid}`));
+    while ((left.processes.length > 0 || left.mounts.length > 0 || alive().length > 0) && Date.now() < deadline) {
+      await new Promise((r) => setImmediate(r));
+      left = await leftovers(stateDir, repo);
+    }
+    expect(left).toEqual({ processes: [], mounts: [] });
+    expect(alive()).toEqual([]);
   });
 
   it('a crash between a spawn and its registry write loses only the unrecorded child', async () => {
