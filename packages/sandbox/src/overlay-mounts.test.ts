@@ -71,7 +71,7 @@ const reason = await unavailableReason('overlay-root');
 describe.skipIf(reason !== undefined)(`the holder's mount script${reason === undefined ? '' : ` (not run here: ${reason})`}`, () => {
   afterAll(cleanupTempDirs);
 
-  async function runScript(tableFor: (sessionDir: string) => string[]): Promise<{ exitCode: number | null; stderr: string; mounts: string; sessionDir: string }> {
+  async function runScript(tableFor: (sessionDir: string) => string[]): Promise<{ exitCode: number | undefined; stderr: string; mounts: string; sessionDir: string }> {
     const { script } = overlaySetup('root', plan);
     const dir = await tempDir('ic-mount-script-');
     const table = tableFor(dir);
