@@ -1,7 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fstabField, overlayFstab, overlaySetup, type MountPlan } from './overlay-mounts.js';
+import { probeOverlay } from './overlay-probe.js';
 import { runProcess } from './run-process.js';
 import { unavailableReason } from './test-support/availability.js';
 import { cleanupTempDirs, tempDir } from './test-support/fixtures.js';
@@ -94,6 +95,23 @@ describe.skipIf(reason !== undefined)(`the holder's mount script${reason === und
     const options = (at: string): string | undefined => r.mounts.split('\n').map((l) => l.split(' ')).findLast((f) => f[4] === fstabField(at))?.[5];
     expect(options(target)).toMatch(/^ro,/);
     expect(options(r.sessionDir)).toMatch(/^ro,/);
+  });
+
+  it('the overlay probe fails where mount(8) cannot read a table, before any sandbox would', async () => {
+    const bin = await tempDir('ic-old-mount-');
+    // A mount(8) from before tables (-T): everything else goes to the real one.
+    await writeFile(path.join(bin, 'mount'), `#!/bin/sh\nfor a; do [ "$a" = -T ] && { echo "mount: unrecognized option '-T'" >&2; exit 1; }; done\nexec /usr/bin/mount "$@"\n`);
+    await chmod(path.join(bin, 'mount'), 0o755);
+    const saved = process.env.PATH;
+    process.env.PATH = `${bin}:${saved ?? ''}`;
+    try {
+      const outcome = await probeOverlay('root', await tempDir('ic-probe-'));
+      expect(outcome.ok).toBe(false);
+      expect(outcome.detail).toContain("unrecognized option '-T'");
+    } finally {
+      process.env.PATH = saved;
+    }
+    expect((await probeOverlay('root', await tempDir('ic-probe-'))).ok).toBe(true);
   });
 
   it('fails when mount -a skips an entry it takes for already mounted, instead of going on without it', async () => {

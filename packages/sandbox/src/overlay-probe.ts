@@ -9,6 +9,7 @@ import { inheritedEnv } from './secret-env.js';
 
 // Two lowers, an upper, a write (copy-up target), a delete (whiteout) and a read-only
 // lowers-only mount: every overlay feature the backend relies on (volatile needs Linux 5.10).
+// The read-only one is made from a table, as sandboxes' mounts are (see overlay-mounts.ts).
 const PROBE_SCRIPT = `
 set -e
 O=$1
@@ -17,7 +18,8 @@ echo new > m/new
 rm m/old
 test -f u/new
 test -c u/old
-mount -n -t overlay overlay -o "ro,\${O}lowerdir=l1:l2" r
+printf '%s\\n' "infinity-code-probe r overlay ro,\${O}lowerdir=l1:l2 0 0" > table
+mount -n -a -T table
 test -f r/old
 `;
 
