@@ -1,4 +1,4 @@
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fstabField, overlayFstab, overlaySetup, type MountPlan } from './overlay-mounts.js';
@@ -112,6 +112,23 @@ describe.skipIf(reason !== undefined)(`the holder's mount script${reason === und
       process.env.PATH = saved;
     }
     expect((await probeOverlay('root', await tempDir('ic-probe-'))).ok).toBe(true);
+  });
+
+  it('the overlay probe needs no setpriv (the holder is bubblewrap alone)', async () => {
+    const bin = await tempDir('ic-no-setpriv-');
+    const saved = process.env.PATH ?? '';
+    // Every program on PATH but setpriv.
+    for (const dir of saved.split(':').filter(Boolean).reverse()) {
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        if (name !== 'setpriv') await symlink(path.join(dir, name), path.join(bin, name)).catch(() => undefined);
+      }
+    }
+    process.env.PATH = bin;
+    try {
+      expect(await probeOverlay('root', await tempDir('ic-probe-'))).toMatchObject({ ok: true });
+    } finally {
+      process.env.PATH = saved;
+    }
   });
 
   it('fails when mount -a skips an entry it takes for already mounted, instead of going on without it', async () => {

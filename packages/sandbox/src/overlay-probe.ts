@@ -32,7 +32,7 @@ test -f r/old
 export async function probeOverlay(mode: OverlayMode, scratch: string): Promise<ProbeOutcome> {
   if (process.platform !== 'linux') return { ok: false, detail: 'overlayfs needs Linux' };
   if (mode === 'root' && process.getuid?.() !== 0) return { ok: false, detail: 'needs root (uid 0)' };
-  for (const tool of ['unshare', 'nsenter', 'setpriv', 'mount', 'prlimit']) {
+  for (const tool of ['unshare', 'nsenter', 'mount', 'prlimit']) {
     if (!onPath(tool)) return { ok: false, detail: `${tool} (util-linux) is not installed` };
   }
   // Commands are confined by bubblewrap around the overlay view; without it there is no overlay backend.

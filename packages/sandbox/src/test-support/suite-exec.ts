@@ -216,6 +216,28 @@ export function registerExecTests(s: SuiteContext): void {
       expect((await sb.diff()).files.map((f) => f.path)).toEqual(['a.txt']);
     });
 
+    it("the user's .git, node_modules and objects, bound into each sandbox's storage for its overlays, cannot be written there by commands", async () => {
+      const repo = await makeRepo({ '.gitignore': 'node_modules/\n', 'a.txt': 'a\n' });
+      await writeFiles(repo, { 'node_modules/dep/index.js': "exports.name = 'dep';\n" });
+      const before = await hashTree(repo);
+      const session = await s.open(repo);
+      await (await session.create()).run('true');
+      const sb = await session.create();
+      const dirs = path.join(session.ctx.sessionDir, 'sandboxes');
+      // Every sandbox dir: its own binds are live in its namespace (the one line read from the
+      // user's config), a sibling's are plain directories of the read-only storage there.
+      const r = await sb.run(
+        `for d in ${JSON.stringify(dirs)}/*; do head -1 "$d/stage/git/config"; ` +
+          `echo pwned >> "$d/stage/git/config"; mkdir -p "$d/stage/git/hooks"; printf '#!/bin/sh\\ntouch /tmp/ic-hook-ran\\n' > "$d/stage/git/hooks/post-checkout"; ` +
+          `echo pwned > "$d/stage/nm0/dep/index.js"; echo pwned > "$d/real-objects/planted"; ` +
+          `mount -o remount,rw "$d/stage/git" 2>/dev/null && echo remounted; done; echo end`,
+      );
+      expect(r.stdout).toBe('[core]\nend\n');
+      expect(r.stderr).toMatch(/Read-only file system/);
+      expect(await hashTree(repo)).toEqual(before);
+      expect(existsSync(path.join(repo, '.git', 'hooks', 'post-checkout'))).toBe(false);
+    });
+
     it('commands run without capabilities and cannot unmount the view to reach the user tree', async () => {
       const repo = await makeRepo({ 'a.txt': 'user\n' });
       const session = await s.open(repo);
