@@ -13,7 +13,8 @@
 // Under the phases, our CLI's own timing trace (INFINITY_CODE_TRACE=1) splits them into steps:
 // when the first model request was handed to the SDK (since the process started), the session's
 // opening, the snapshot, the root sandbox's mount, the command, the root's diff, the apply and
-// the teardown.
+// the teardown; and `cpu`, the CPU time the CLI's process used (all its threads, not the
+// processes it started).
 // Medians over RUNS runs (default 7) after one warm-up run each (a user's machine has run the
 // CLI before: per-boot probe caches exist, the page cache holds the binaries).
 //
@@ -130,7 +131,7 @@ interface RunFigures {
 
 // Steps of our CLI's timing trace shown under the phases (see timingSteps): when the first model
 // request was handed to the SDK (ms since the process started), then how long each step took.
-const STEPS = ['first_request_at', 'session_open', 'snapshot', 'sandbox_mount', 'command', 'root_diff', 'apply', 'close'] as const;
+const STEPS = ['first_request_at', 'session_open', 'snapshot', 'sandbox_mount', 'command', 'root_diff', 'apply', 'close', 'cpu'] as const;
 
 /** The steps of one run from its `[timing]` lines (the first of each kind). */
 function timingSteps(stderr: string): Record<string, number> {

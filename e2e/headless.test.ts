@@ -170,14 +170,20 @@ describe('INFINITY_CODE_TRACE', () => {
     }
     // Lines come as the steps end: their clocks only go forward, and a step ends after it began.
     for (let i = 1; i < trace.length; i++) expect(trace[i].at).toBeGreaterThanOrEqual(trace[i - 1].at);
-    for (const s of trace) if (s.ms !== undefined) expect(s.ms).toBeLessThanOrEqual(s.at);
+    for (const s of trace) if (s.ms !== undefined && s.what !== 'cpu') expect(s.ms).toBeLessThanOrEqual(s.at);
     // The first request precedes the first reply; the run ends after the last reply: its diff,
     // the apply, then the teardown.
     expect(kinds.indexOf('model-request')).toBeLessThan(kinds.indexOf('model-reply'));
     expect(kinds.indexOf('quiescent')).toBeGreaterThan(kinds.lastIndexOf('model-reply'));
     expect(kinds.lastIndexOf('root-diff')).toBeGreaterThan(kinds.indexOf('quiescent'));
     expect(kinds.indexOf('apply')).toBeGreaterThan(kinds.lastIndexOf('root-diff'));
-    expect(kinds.at(-1)).toBe('close');
+    expect(kinds.at(-2)).toBe('close');
+    // Last, as the process exits: the CPU time it used, all its threads.
+    expect(kinds.at(-1)).toBe('cpu');
+    const cpu = trace.at(-1)!;
+    const [, user, sys] = /^user (\d+) sys (\d+)$/.exec(cpu.detail)!.map(Number);
+    expect(cpu.ms).toBeGreaterThan(0);
+    expect(Math.abs(user + sys - cpu.ms!)).toBeLessThanOrEqual(2);
     expect(trace.find((s) => s.what === 'apply')?.detail).toBe('2 files');
     expect(trace.find((s) => s.what === 'command')?.detail).toBe('node test.js');
     expect(trace.find((s) => s.what === 'git' && s.detail.startsWith('snapshot'))).toBeDefined();

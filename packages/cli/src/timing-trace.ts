@@ -35,11 +35,18 @@ export function traceTimingFromEnv(env: NodeJS.ProcessEnv, stderr: (line: string
     }
     write = (line) => appendFileSync(to, line);
   }
-  subscribe(TIMING_CHANNEL, (m) => {
+  const line = (m: TimingMessage): void => {
     try {
-      write(timingLine(performance.now(), m as TimingMessage));
+      write(timingLine(performance.now(), m));
     } catch {
       // A trace that can no longer be written (disk full, file removed) must not end the run.
     }
+  };
+  subscribe(TIMING_CHANNEL, (m) => line(m as TimingMessage));
+  // The CPU time this process used, all its threads: on a small machine what it takes is what
+  // the commands and git processes it starts cannot have.
+  process.once('exit', () => {
+    const { user, system } = process.cpuUsage();
+    line({ what: 'cpu', ms: (user + system) / 1000, detail: `user ${(user / 1000).toFixed(0)} sys ${(system / 1000).toFixed(0)}` });
   });
 }

@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { APIError } from '@anthropic-ai/sdk';
 import { EPHEMERAL, markedMessages, withMessageBreakpoints } from './cache-breakpoints.js';
@@ -75,6 +76,8 @@ export class AnthropicProvider implements ModelProvider {
       // Node loads its fetch implementation (undici, ~40 ms of CPU) when one of its classes is
       // first touched, which the SDK does on every request: here, off the first request's path.
       void globalThis.Response;
+      // Not before: changed V8 flags make Node compile its own modules, that one included, afresh.
+      capWasmTierUp();
       const client = new mod.BaseAnthropic({
         ...(this.#opts.apiKey !== undefined && { apiKey: this.#opts.apiKey }),
         ...(this.#opts.baseURL !== undefined && { baseURL: this.#opts.baseURL }),
@@ -381,4 +384,17 @@ function abortReason(signal: AbortSignal): unknown {
 function clip(s: string, max = 200): string {
   const line = s.replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/**
+ * Node's fetch parses HTTP responses with llhttp compiled to WebAssembly. Its parse loop runs
+ * hot enough that V8 recompiles it, optimised, on a background thread: one huge function, some
+ * 150-400 ms of CPU per process, which on a small machine takes a core from the commands and git
+ * processes a session waits for. The baseline code reads a model's stream as fast as it comes.
+ * A budget no response exhausts turns that recompilation off; it is read when the parser is
+ * instantiated (the first connection), so set here, after Node loaded fetch's JavaScript:
+ * Node's built-in code cache is valid only for the flags it was made with.
+ */
+function capWasmTierUp(): void {
+  setFlagsFromString(`--wasm-tiering-budget=${2 ** 30}`);
 }
