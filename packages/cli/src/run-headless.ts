@@ -87,19 +87,25 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     },
   });
   // The root's diff is made while the model writes: when its last reply comes, the diff is ready.
-  // Only once the model has taken a while (as a real one does), and not once the reply calls a
-  // tool or has ended (say, while the sandbox was still opening): that diff would be thrown
-  // away, its processes taken from the tool calls.
+  // After the root's own tool calls (which may have changed its sandbox) at once: a diff made
+  // before a command that changes nothing in the view (a test run) still holds after it (see
+  // Sandbox.exec). Otherwise only once the model has taken a while (as a real one does), and
+  // not once the reply calls a tool or has ended (say, while the sandbox was still opening):
+  // that diff would be thrown away, its processes taken from the tool calls.
   let preparing: NodeJS.Timeout | undefined;
   let replyWriting = false;
+  let toolsRan = false;
   const prepareDiff = (e: RuntimeEvent): void => {
     if (e.type === 'completion-started') {
       replyWriting = true;
-      preparing = setTimeout(() => agent.prepareRootDiff(() => replyWriting), PREPARE_DIFF_AFTER_MS);
+      preparing = setTimeout(() => agent.prepareRootDiff(() => replyWriting), toolsRan ? 0 : PREPARE_DIFF_AFTER_MS);
       preparing.unref();
+      toolsRan = false;
     } else if (e.type === 'completion-finished' || e.type === 'error' || e.type === 'tool-call-streaming') {
       replyWriting = false;
       clearTimeout(preparing);
+    } else if (e.type === 'tool-result') {
+      toolsRan = true;
     }
   };
   const tally = newTally();

@@ -5,6 +5,7 @@ import type { Containment } from './exec.js';
 import type { GitRunner } from './git.js';
 import type { RepoInfo } from './repo.js';
 import type { TreeChange } from './tree-changes.js';
+import type { ViewStamp } from './view-stamp.js';
 
 export type BackendName = 'overlay-userns' | 'overlay-root' | 'copy';
 
@@ -107,6 +108,12 @@ export interface BackendSandbox {
    * the directories holding a nested git repository met on the way (their files are in neither).
    */
   changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos?: readonly string[] }>;
+  /**
+   * A stamp of the merged view (see view-stamp.ts): two taken with the same `since` are equal
+   * only if nothing in the view changed in between. Undefined where it cannot be told cheaply
+   * (a backend without it, a view with too much in it).
+   */
+  viewStamp?(since?: ViewStamp): Promise<ViewStamp | undefined>;
   /** Releases processes (e.g. a namespace holder) but keeps storage. Safe to call repeatedly. */
   release(): Promise<void>;
   /** Releases and deletes this sandbox's storage. */

@@ -48,6 +48,7 @@ import { moveSandboxGit } from './sandbox-git-rebase.js';
 import { sealGit } from './trusted-git.js';
 import { fsPath } from './utf8-names.js';
 import { buildTrees } from './view-trees.js';
+import { stampUpper, type ViewStamp } from './view-stamp.js';
 
 function overlayBackend(mode: OverlayMode): SandboxBackend {
   const name: BackendName = mode === 'userns' ? 'overlay-userns' : 'overlay-root';
@@ -388,6 +389,11 @@ class OverlaySandbox implements BackendSandbox {
     const env = this.containment.proxySocket && !spec.network ? { ...spec.env, ...proxyEnv() } : spec.env;
     const child = spawn(file, args, { env, detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
+  }
+
+  async viewStamp(since?: ViewStamp): Promise<ViewStamp | undefined> {
+    const holder = await this.ensureHolder();
+    return stampUpper(this.upperDir, holder.hostPath(this.ctx.repo.root), since);
   }
 
   async changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos: string[] }> {

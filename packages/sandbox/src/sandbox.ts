@@ -3,6 +3,7 @@ import type { ApplyPolicyOptions } from './apply-policy.js';
 import { applyDirect } from './apply-direct.js';
 import { applyPatch, type ApplyResult } from './apply.js';
 import type { BackendSandbox, DiffSince, SessionContext } from './backend.js';
+import type { ViewStamp } from './view-stamp.js';
 import { deliveredTree, treeWithPatch, type Delivered } from './delivered.js';
 import type { SandboxDiff } from './diff.js';
 import { SandboxError, SandboxPathError } from './errors.js';
@@ -64,6 +65,8 @@ export class Sandbox {
   /** Counts changes to the view (see cachedDiff); a diff made at one count holds until the next. */
   private generation = 0;
   private readonly diffs = new Map<string, { generation: number; diff: Promise<SandboxDiff> }>();
+  /** Checks whether ended commands changed the view (see exec): diffs wait for them. */
+  private readonly settling = new Set<Promise<void>>();
   /** Set when the session was closed with `keep`: the sandbox lives on, but not in this object. */
   private detached = false;
   /** One delivery to the working tree at a time: each starts from what the one before recorded. */
@@ -170,8 +173,13 @@ export class Sandbox {
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecProcess> {
     const startedAt = performance.now();
     return this.op(async () => {
-      // A command may change anything in the view, at any time until it ends.
-      this.changed();
+      // A command may change anything in the view, at any time until it ends. No diff is kept
+      // or served while it runs; once it ended, a stamp of the view taken now and again then
+      // says whether it did (most test and build runs change nothing a diff sees), and only if
+      // it did do diffs made before it stop holding. A diff prepared while the model asked for
+      // the test run then still holds once the test ran.
+      const before = await this.handle.viewStamp?.();
+      if (before === undefined) this.changed();
       // Resolved like file paths: no escape through `..` or symlinks, and a clear error if missing.
       const { rel: cwd } = await this.fs.resolve(opts.cwd ?? '');
       if ((await this.fs.stat(cwd)).type !== 'dir') throw new SandboxPathError(opts.cwd ?? '', 'is not a directory');
@@ -191,7 +199,7 @@ export class Sandbox {
         () => {
           if (proc) this.running.delete(proc);
           // Whatever the command wrote, it wrote before it ended.
-          this.changed();
+          this.settleCommand(before);
           timed('command', startedAt, () => command.slice(0, 60));
         },
         containment,
@@ -250,6 +258,7 @@ export class Sandbox {
    * them: those are checked again, and the diff is made afresh when they differ.
    */
   private async cachedDiff(since: DiffSince, opts: DiffOptions, workingTree?: string): Promise<SandboxDiff> {
+    while (this.settling.size > 0) await Promise.all(this.settling);
     const key = `${since}\0${opts.maxFileBytes ?? ''}\0${workingTree ?? ''}`;
     const hit = this.diffs.get(key);
     if (hit && hit.generation === this.generation && this.running.size === 0) {
@@ -263,6 +272,25 @@ export class Sandbox {
     const diff = await made;
     if (this.generation !== generation && this.diffs.get(key)?.diff === made) this.diffs.delete(key);
     return diff;
+  }
+
+  /**
+   * After a command ended: the view changed unless a stamp taken now equals the one from its
+   * start. Registered at once (diffs asked for meanwhile wait for the answer).
+   */
+  private settleCommand(before: ViewStamp | undefined): void {
+    if (before === undefined) {
+      this.changed();
+      return;
+    }
+    const check = this.handle.viewStamp!(before).then(
+      (after) => {
+        if (after?.digest !== before.digest) this.changed();
+      },
+      () => this.changed(),
+    );
+    this.settling.add(check);
+    void check.finally(() => this.settling.delete(check));
   }
 
   /** @internal The view changed (or may have): diffs made before no longer hold. */
