@@ -53,4 +53,23 @@ describe('git steps in lanes', () => {
     await expect(run).rejects.toMatchObject({ message: expect.stringMatching(/no-such-file/) });
     expect(readFileSync(path.join(dir, 'ok.tree'), 'utf8').trim()).toMatch(/^[0-9a-f]{40}$/);
   });
+
+  it('a step that may skip an empty stdin runs only when the file has something in it', async () => {
+    const dir = repo();
+    const empty = path.join(dir, 'empty');
+    const some = path.join(dir, 'some');
+    writeFileSync(empty, '');
+    writeFileSync(some, 'a.txt\n');
+    const env = { GIT_INDEX_FILE: path.join(dir, '.git/skip.index') };
+    // Fails whenever it runs (no-such-file is not there), whatever its stdin.
+    const failing = (stdin: string) => ({ args: ['update-index', '--add', 'no-such-file'], env, stdin, skipWhenStdinEmpty: true });
+    await hostGit([], { cwd: dir, steps: [failing(empty), { args: ['write-tree'], env, stdout: path.join(dir, 'tree') }] });
+    expect(readFileSync(path.join(dir, 'tree'), 'utf8').trim()).toMatch(/^[0-9a-f]{40}$/);
+    await expect(hostGit([], { cwd: dir, steps: [failing(some)] })).rejects.toBeInstanceOf(GitError);
+    // Run, it reads its stdin as usual.
+    const adding = { args: ['update-index', '--add', '--stdin'], env, stdin: some, skipWhenStdinEmpty: true };
+    await hostGit([], { cwd: dir, steps: [adding, { args: ['write-tree'], env, stdout: path.join(dir, 'tree2') }] });
+    const tree = readFileSync(path.join(dir, 'tree2'), 'utf8').trim();
+    expect(execFileSync('git', ['ls-tree', '--name-only', tree], { cwd: dir, encoding: 'utf8' }).trim()).toBe('a.txt');
+  });
 });

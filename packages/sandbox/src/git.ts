@@ -37,6 +37,8 @@ export interface GitStep {
   /** A file to write stdout to (otherwise the run's stdout). */
   stdout?: string;
   okExitCodes?: readonly number[];
+  /** Not run (counting as a success) when the `stdin` file is empty: a git process saved. */
+  skipWhenStdinEmpty?: boolean;
 }
 
 /** `args` and `steps` with `pre` in front of each command's arguments (for wrappers that add git arguments). */
@@ -154,7 +156,8 @@ function stepLine(step: GitStep): string {
   const env = Object.entries(step.env ?? {}).map(([k, v]) => `${k}=${shellWord(v)} `);
   const io = `${step.stdin !== undefined ? ` <${shellWord(step.stdin)}` : ''}${step.stdout !== undefined ? ` >${shellWord(step.stdout)}` : ''}`;
   const ok = [0, ...(step.okExitCodes ?? [])].map((c) => `[ $c -eq ${c} ]`).join(' || ');
-  return `${env.join('')}git ${step.args.map(shellWord).join(' ')}${io}; c=$?; ${ok} || exit $c`;
+  const line = `${env.join('')}git ${step.args.map(shellWord).join(' ')}${io}; c=$?; ${ok} || exit $c`;
+  return step.skipWhenStdinEmpty && step.stdin !== undefined ? `if [ -s ${shellWord(step.stdin)} ]; then ${line}; else c=0; fi` : line;
 }
 
 export function text(out: GitOutput): string {

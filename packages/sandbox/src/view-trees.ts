@@ -109,7 +109,8 @@ async function buildTreesInOneStep(
       // Dropped first (see dropPaths), so every path is hashed afresh.
       { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: list },
       { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'], env: own, stdin: list },
-      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: ignored },
+      // Mostly nothing is ignored: then no process.
+      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: ignored, skipWhenStdinEmpty: true },
       { args: ['write-tree'], env: own, stdout: `${index}.tree` },
     ];
   };
