@@ -3,9 +3,10 @@
 // test run) leaves it standing; one that writes does not, and what it wrote reaches the tree.
 import { readFileSync, watch } from 'node:fs';
 import { join } from 'node:path';
-import { startFakeMessagesApi, type FakeBrain, type FakeMessagesApi, type FakeRequestBody } from '@infinity-code/runtime/testing';
+import { startFakeMessagesApi, type FakeBrain, type FakeMessagesApi } from '@infinity-code/runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanupTemps, git, gitRepo, runCli, tempDir } from './support/cli.js';
+import { toolCalls, type Msg } from './support/model.js';
 
 const BUGGY = 'return a - b;';
 const FIXED = 'return a + b;';
@@ -48,20 +49,14 @@ function whenFileHas(file: string, text: string): Promise<void> {
   });
 }
 
-function toolCallsMade(body: FakeRequestBody): number {
-  return ((body.messages ?? []) as Array<{ role: string; content: unknown }>)
-    .filter((m) => m.role === 'assistant' && Array.isArray(m.content))
-    .flatMap((m) => m.content as Array<{ type: string; name?: string }>)
-    .filter((b) => b.type === 'tool_use' && b.name !== 'receive_event__injected').length;
-}
-
 /**
  * Reads lib.js, fixes it, runs `command`, answers. The reply that runs the command comes only
  * once the diff after the edit was made (the trace says so): a real model takes that long.
  */
 function fixingBrain(command: string, trace: string): FakeBrain {
   return async (body) => {
-    switch (toolCallsMade(body)) {
+    // Events injected as calls are not the model's.
+    switch (toolCalls((body.messages ?? []) as Msg[]).filter((c) => c.name !== 'receive_event__injected').length) {
       case 0:
         return { toolUse: { name: 'read_file', input: { path: 'lib.js' } } };
       case 1:

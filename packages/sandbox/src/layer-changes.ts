@@ -27,7 +27,7 @@ const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}
 const REPLACED = '\uFFFD';
 
 /** The names in a directory, escaped where they are not UTF-8. */
-async function names(dir: string | Buffer): Promise<string[]> {
+export async function names(dir: string | Buffer): Promise<string[]> {
   const plain = await readdir(dir);
   if (!plain.some((n) => n.includes(REPLACED))) return plain;
   return (await readdir(dir, { encoding: 'buffer' })).map(escapedName);

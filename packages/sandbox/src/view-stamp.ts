@@ -1,13 +1,16 @@
 import { createHash, type Hash } from 'node:crypto';
-import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
-import { escapedName, fsPath } from './utf8-names.js';
+import { lstat, readFile, readlink } from 'node:fs/promises';
+import { names as namesIn } from './layer-changes.js';
+import { fsPath } from './utf8-names.js';
 
 /**
  * What an overlay sandbox's own upper layer holds, boiled down to a digest: equal digests taken
- * before and after a command mean the command changed nothing in the merged view, so diffs made
- * before it still hold (see Sandbox.exec). Only the upper layer can change while the sandbox
- * lives (its lower layers are the read-only base and frozen layers), and a write through the
- * merged view lands there.
+ * before and after a command mean the command changed nothing a diff reads, so diffs made before
+ * it still hold (see Sandbox.exec). Of the merged view only the upper layer can change while the
+ * sandbox lives (its lower layers are the read-only base and frozen layers), and a write through
+ * the merged view lands there. The sandbox's own .git and node_modules have overlays of their
+ * own, which diffs never read (they leave those paths out, and take ignore rules and config from
+ * the session's git dir): a command writing only there changes no diff.
  *
  * Every entry's metadata goes in, the change time (ctime) above all: no process can set it, and
  * any change to an entry (content, mode, name, links, attributes) sets it to the clock's time.
@@ -57,10 +60,10 @@ async function stampEntry(
   hash.update(`${rel}\0${st.mode}\0${st.rdev}\0${st.ino}\0${st.nlink}\0${st.size}\0${st.mtimeNs}\0${st.ctimeNs}\0`);
   const fresh = st.ctimeNs >= freshSinceNs;
   if (st.isDirectory()) {
-    const names = (await readdir(at, { encoding: 'buffer' })).map(escapedName).sort();
+    const names = (await namesIn(at)).sort();
     if (fresh) {
-      const shown = await readdir(fsPath(merged, rel), { encoding: 'buffer' }).catch(() => undefined);
-      hash.update(`listing\0${shown === undefined ? '-' : shown.map(escapedName).sort().join('\0')}\0`);
+      const shown = await namesIn(fsPath(merged, rel)).catch(() => undefined);
+      hash.update(`listing\0${shown === undefined ? '-' : shown.sort().join('\0')}\0`);
     }
     for (const name of names) {
       if (!(await stampEntry(upper, merged, rel === '' ? name : `${rel}/${name}`, freshSinceNs, hash, budget))) return false;
