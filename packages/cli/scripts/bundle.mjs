@@ -15,7 +15,9 @@
 // - better-sqlite3 and @vscode/ripgrep, which the workspace packages use: they locate files
 //   relative to their own modules (the native binding, the ripgrep binary), which a bundle would
 //   break; the CLI package lists them as its own dependencies, so the bundle resolves them, and so
-//   does the published package;
+//   does the published package. The workspace packages load them with require() (a CommonJS
+//   package imported from an ES module costs more to load), which the bundler leaves alone: they
+//   are in REQUIRED_AT_RUN_TIME, not in what esbuild reports as imported;
 // - react-devtools-core: Ink's optional devtools (DEV=true), not installed.
 import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -42,6 +44,9 @@ const reactProduction = {
 
 /** What no bundle may contain (see the top of this file). */
 export const UNBUNDLED = ['better-sqlite3', '@vscode/ripgrep', 'react-devtools-core'];
+
+/** The packages of UNBUNDLED that the bundle loads with require() (see the top of this file). */
+export const REQUIRED_AT_RUN_TIME = ['better-sqlite3', '@vscode/ripgrep'];
 
 /**
  * Bundles tsc's output (dist/cli.js) into `outdir`/cli.bundle.js and `outdir`/bundle/, replacing

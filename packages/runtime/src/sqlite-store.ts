@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/require-await -- the store interface is async for stores that wait on I/O; this one answers at once (better-sqlite3 and memory are synchronous), and async keeps a thrown error a rejection. */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StoreError } from './errors.js';
@@ -8,6 +8,7 @@ import { buildView, type ViewSource } from './history-view.js';
 import type { InputBody, InputMessage } from './input.js';
 import type { HistoryMessage } from './messages.js';
 import { migrate } from './sqlite-migrations.js';
+import { openDatabase } from './sqlite-module.js';
 import type {
   CompactionSummary,
   LoadedThread,
@@ -46,7 +47,7 @@ export class SqliteStore implements RuntimeStore {
   constructor(opts: SqliteStoreOptions) {
     try {
       mkdirSync(dirname(opts.path), { recursive: true });
-      this.db = new Database(opts.path);
+      this.db = openDatabase(opts.path);
       // Takes effect on a new file only. A commit row (~1-3 KB) fits several to a page, where 4 KB
       // pages left most of each page empty; measured ~2.5x faster inserts.
       this.db.pragma('page_size = 16384');

@@ -1,9 +1,14 @@
 import { access, constants } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { StringDecoder } from 'node:string_decoder';
-import { rgPath } from '@vscode/ripgrep';
 import type { Sandbox } from '@infinity-code/sandbox';
 import { ToolError } from './errors.js';
 import { shellQuote } from './tool-kit.js';
+
+// Required when a search runs, not imported: an ES import of this CommonJS package would load it
+// (and Node's CommonJS lexer, to read its exports) before the first model request.
+const load = createRequire(import.meta.url);
+const ripgrepBinary = (): string => (load('@vscode/ripgrep') as typeof import('@vscode/ripgrep')).rgPath;
 
 /** Flags every search shares: .gitignore honoured even without a git dir, hidden files in, .git out. */
 const COMMON_ARGS = ['--no-config', '--no-require-git', '--hidden', '--color', 'never'];
@@ -30,6 +35,7 @@ export async function runRipgrep(
   onLine: (line: string) => boolean | void,
   opts: { timeoutMs?: number } = {},
 ): Promise<RgRun> {
+  const rgPath = ripgrepBinary();
   await access(rgPath, constants.X_OK).catch(() => {
     throw new ToolError(
       `ripgrep is not installed (expected at ${rgPath}); reinstall the @vscode/ripgrep package. Meanwhile use ` +
