@@ -11,13 +11,16 @@
 // and module by module (some 300 files) that took longer than the rest of its start-up
 // (`pnpm bench:headless`). `inlineWorkspace: false` leaves them out (resolved from node_modules).
 //
+// better-sqlite3's JavaScript is bundled too (loading its CommonJS files one by one delayed the first
+// model request), but not its compiled addon: the runtime opens databases with the addon's path in
+// the installed package (packages/runtime/src/sqlite-module.ts), so the package is still installed
+// with the CLI (NATIVE_ADDONS), at the very version whose JavaScript the bundle carries.
+//
 // Left out of the bundle and resolved from node_modules as before:
-// - better-sqlite3 and @vscode/ripgrep, which the workspace packages use: they locate files
-//   relative to their own modules (the native binding, the ripgrep binary), which a bundle would
-//   break; the CLI package lists them as its own dependencies, so the bundle resolves them, and so
-//   does the published package. The workspace packages load them with require() (a CommonJS
-//   package imported from an ES module costs more to load), which the bundler leaves alone: they
-//   are in REQUIRED_AT_RUN_TIME, not in what esbuild reports as imported;
+// - @vscode/ripgrep, which the tools use: it locates its binary relative to its own module, which
+//   a bundle would break; the CLI package lists it as its own dependency, so the bundle resolves
+//   it, and so does the published package. The tools load it with require() when a search runs
+//   (REQUIRED_AT_RUN_TIME), which the bundler leaves alone;
 // - react-devtools-core: Ink's optional devtools (DEV=true), not installed.
 import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -43,10 +46,13 @@ const reactProduction = {
 };
 
 /** What no bundle may contain (see the top of this file). */
-export const UNBUNDLED = ['better-sqlite3', '@vscode/ripgrep', 'react-devtools-core'];
+export const UNBUNDLED = ['@vscode/ripgrep', 'react-devtools-core'];
 
 /** The packages of UNBUNDLED that the bundle loads with require() (see the top of this file). */
-export const REQUIRED_AT_RUN_TIME = ['better-sqlite3', '@vscode/ripgrep'];
+export const REQUIRED_AT_RUN_TIME = ['@vscode/ripgrep'];
+
+/** Bundled packages whose compiled addon is loaded from their install (see the top of this file). */
+export const NATIVE_ADDONS = ['better-sqlite3'];
 
 /**
  * Bundles tsc's output (dist/cli.js) into `outdir`/cli.bundle.js and `outdir`/bundle/, replacing

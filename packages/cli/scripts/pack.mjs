@@ -7,8 +7,9 @@
 //   the workspace packages bundled in as well;
 // - dist/main.js: the launcher tsc builds from src/main.ts (it picks the bundle, there being no
 //   TypeScript build next to it);
-// - package.json: written here, its dependencies the modules the bundle leaves out (better-sqlite3,
-//   @vscode/ripgrep: see bundle.mjs) with the ranges the workspace declares for them;
+// - package.json: written here, its dependencies the modules the bundle leaves out (@vscode/ripgrep:
+//   see bundle.mjs) with the ranges the workspace declares for them, and better-sqlite3, whose
+//   JavaScript is bundled but whose addon is not, at the version bundled;
 // - THIRD-PARTY-NOTICES.txt: the licences of the bundled packages, which their licences require
 //   a copy to carry;
 // - README.md: the user's manual (usage, exit codes, configuration).
@@ -26,7 +27,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { bundleCli, REQUIRED_AT_RUN_TIME, UNBUNDLED } from './bundle.mjs';
+import { bundleCli, NATIVE_ADDONS, REQUIRED_AT_RUN_TIME, UNBUNDLED } from './bundle.mjs';
 
 const cliRoot = fileURLToPath(new URL('..', import.meta.url));
 const repoRoot = path.resolve(cliRoot, '../..');
@@ -128,6 +129,14 @@ async function main() {
       const declared = declaredRanges.get(name);
       if (declared === undefined) fail(`the bundle requires ${name}, which no workspace package declares.`);
       dependencies[name] = declared.range;
+    }
+    // Bundled, but their compiled addons are loaded from their install: the very version bundled.
+    for (const name of NATIVE_ADDONS) {
+      const dir = Object.keys(metafile.inputs)
+        .map((input) => packageOf(path.resolve(cliRoot, input)))
+        .find((p) => p?.name === name)?.dir;
+      if (dir === undefined) fail(`the bundle no longer contains ${name}; update bundle.mjs's NATIVE_ADDONS.`);
+      dependencies[name] = readJson(path.join(dir, 'package.json')).version;
     }
 
     // The launcher without its source-map comment: the map is not shipped.

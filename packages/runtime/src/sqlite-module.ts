@@ -1,26 +1,24 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
+import Database from 'better-sqlite3';
 
-// better-sqlite3 is CommonJS. Imported from an ES module, Node first parses it to find its
-// exports (initialising its CommonJS lexer for that), and the package then searches for its
-// native binding (the `bindings` package: a stack trace and a list of candidate paths). Loaded
-// with require() and given the binding's path, a headless run reaches its first model request
-// ~10 ms sooner (`pnpm bench:headless`).
+// How the store opens SQLite costs a headless run time before its first model request. The CLI's
+// bundle carries better-sqlite3's JavaScript (its CommonJS files one by one took ~9 ms), and the
+// database is opened with the path of the package's compiled addon: the package's own search for
+// it (the `bindings` package: a stack trace, then candidate paths) would look beside the bundle.
 const load = createRequire(import.meta.url);
 
 /** Opens (or creates) the SQLite database at `path`. */
-export function openDatabase(path: string): BetterSqlite3.Database {
-  const Database = load('better-sqlite3') as typeof BetterSqlite3;
+export function openDatabase(path: string): Database.Database {
   const binding = nativeBinding();
-  return new Database(path, binding === undefined ? {} : { nativeBinding: binding });
+  if (binding !== undefined) return new Database(path, { nativeBinding: binding });
+  // Elsewhere (a debug build, say): the installed package finds it itself.
+  const Installed = load('better-sqlite3') as typeof Database;
+  return new Installed(path);
 }
 
-/**
- * Where the package's install put its compiled addon (prebuilt or built from source alike). When
- * it is elsewhere (a debug build), the package's own search finds it.
- */
+/** Where the package's install put its compiled addon, prebuilt or built from source alike. */
 function nativeBinding(): string | undefined {
   try {
     const file = join(dirname(load.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
