@@ -92,7 +92,7 @@ describe('the installable package', () => {
     // Only what runs (plus the manual and the bundled packages' licences), nothing of the sources.
     const files = (await run('tar', ['tzf', tarball])).stdout.trim().split('\n').sort();
     for (const f of files) {
-      expect(f).toMatch(/^package\/(package\.json|README\.md|THIRD-PARTY-NOTICES\.txt|dist\/main\.js|dist\/cli\.bundle\.js|dist\/bundle\/[\w-]+\.js)$/);
+      expect(f).toMatch(/^package\/(package\.json|README\.md|THIRD-PARTY-NOTICES\.txt|dist\/main\.js|dist\/cli\.bundle\.js|dist\/(bundle|headless)\/[\w-]+\.js)$/);
     }
     expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/dist/main.js', 'package/dist/cli.bundle.js']));
     const manifest = JSON.parse((await run('tar', ['xzOf', tarball, 'package/package.json'])).stdout) as Record<string, unknown>;

@@ -3,8 +3,8 @@
 // The workspace's own package.json can't be packed as it is: it is private, its workspace packages
 // are `workspace:*` ranges that npm can't install and that aren't published anywhere, and its bin
 // runs tsc's output module by module. So the package is assembled in a staging directory instead:
-// - dist/cli.bundle.js and dist/bundle/: the CLI bundled like `pnpm build` does (scripts/bundle.mjs),
-//   the workspace packages bundled in as well;
+// - dist/cli.bundle.js, dist/bundle/ and dist/headless/: the CLI bundled like `pnpm build` does
+//   (scripts/bundle.mjs), the workspace packages bundled in as well;
 // - dist/main.js: the launcher tsc builds from src/main.ts (it picks the bundle, there being no
 //   TypeScript build next to it);
 // - package.json: written here, its dependencies the modules the bundle leaves out (@vscode/ripgrep:
@@ -77,7 +77,7 @@ function thirdPartyNotices(metafile) {
     const body = texts.length > 0 ? texts.join('\n\n') : `(no licence file in the package; its package.json says: ${license ?? 'nothing'})`;
     return `${id} (${license ?? 'no licence field'})\n\n${body}\n`;
   });
-  return `infinity-code bundles the following packages (dist/cli.bundle.js, dist/bundle/).\n\n${sections.join(`\n${'-'.repeat(78)}\n\n`)}`;
+  return `infinity-code bundles the following packages (dist/cli.bundle.js, dist/bundle/, dist/headless/).\n\n${sections.join(`\n${'-'.repeat(78)}\n\n`)}`;
 }
 
 async function main() {
@@ -115,7 +115,8 @@ async function main() {
     const dependencies = {};
     for (const output of Object.values(metafile.outputs)) {
       for (const { path: spec, external } of output.imports) {
-        if (!external || isBuiltin(spec)) continue;
+        // A relative path leads from one of the bundle's builds to the other (bundle.mjs checks it).
+        if (!external || isBuiltin(spec) || spec.startsWith('.')) continue;
         const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
         if (OPTIONAL.has(name)) continue;
         if (!UNBUNDLED.includes(name)) fail(`the bundle imports ${spec}, which it neither contains nor lists as a dependency.`);
@@ -152,7 +153,7 @@ async function main() {
       type: 'module',
       bin: { 'infinity-code': 'dist/main.js' },
       // What runs, nothing else (npm adds package.json and README.md itself).
-      files: ['dist/main.js', 'dist/cli.bundle.js', 'dist/bundle/', 'THIRD-PARTY-NOTICES.txt'],
+      files: ['dist/main.js', 'dist/cli.bundle.js', 'dist/bundle/', 'dist/headless/', 'THIRD-PARTY-NOTICES.txt'],
       engines: rootPkg.engines,
       dependencies: Object.fromEntries(Object.entries(dependencies).sort(([a], [b]) => a.localeCompare(b))),
     };

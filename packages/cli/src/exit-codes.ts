@@ -11,13 +11,25 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/**
+ * Marks a UserError. The CLI's bundle holds two copies of this module (a headless run is a build of
+ * its own: scripts/bundle.mjs), so `instanceof` checks this mark rather than the class.
+ */
+const USER_ERROR = Symbol.for('infinity-code.UserError');
+
 /** An error meant for the user: one clear paragraph and an exit code, never a stack trace. */
 export class UserError extends Error {
+  readonly [USER_ERROR] = true;
+
   constructor(
     message: string,
     readonly exitCode: ExitCode,
   ) {
     super(message);
     this.name = 'UserError';
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { [USER_ERROR]?: unknown })[USER_ERROR] === true;
   }
 }
