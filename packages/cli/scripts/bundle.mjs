@@ -103,6 +103,11 @@ export async function bundleCli({ outdir = dist, inlineWorkspace = true, sourcem
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     sourcemap: sourcemap ? 'linked' : false,
     sourcesContent: false,
+    // No whitespace or comments: a quarter to a half less to read, decode and parse before the
+    // first model request (~20 ms sooner in `pnpm bench:headless`), and ASCII throughout (the
+    // comments esbuild keeps had arrows and dashes, which made whole files two-byte text to decode
+    // and scan). Names stay: errors are told by name, and --debug's stack traces use the maps.
+    minifyWhitespace: true,
     metafile: true,
     logLevel: 'warning',
   };

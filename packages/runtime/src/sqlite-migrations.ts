@@ -21,9 +21,11 @@ export function migrate(db: Database.Database, path: string): void {
         `reads up to ${SCHEMA_VERSION}). Update infinity-code, or move ${path} aside to start a new store.`,
     );
   }
-  db.exec(SCHEMA);
-  if (version === SCHEMA_VERSION) return;
+  // One transaction: statement by statement, a new file took a commit (WAL frames, locks) per table
+  // and index, before the first model request.
   db.transaction(() => {
+    db.exec(SCHEMA);
+    if (version === SCHEMA_VERSION) return;
     if (version < 2) {
       db.exec(
         `UPDATE threads SET pending_call = json_array(json_set(pending_call, '$.dispatched',
