@@ -20,10 +20,10 @@
 // once at most per build: the CLI (main build) hands the headless run only plain options, and
 // its errors are told apart by name or by UserError's mark (exit-codes.ts), not by class identity.
 //
-// better-sqlite3's JavaScript is bundled too (loading its CommonJS files one by one delayed the first
-// model request), but not its compiled addon: the runtime opens databases with the addon's path in
-// the installed package (packages/runtime/src/sqlite-module.ts), so the package is still installed
-// with the CLI (NATIVE_ADDONS), at the very version whose JavaScript the bundle carries.
+// better-sqlite3's JavaScript is bundled too (loading its CommonJS files one by one delayed the
+// first model request), but not its compiled addon: the runtime opens databases with the addon's
+// path in the installed package (packages/runtime/src/sqlite-module.ts), so the package is still
+// installed with the CLI (NATIVE_ADDONS), at the very version whose JavaScript the bundle carries.
 //
 // Left out of the bundle and resolved from node_modules as before:
 // - @vscode/ripgrep, which the tools use: it locates its binary relative to its own module, which
@@ -61,7 +61,7 @@ export const UNBUNDLED = ['@vscode/ripgrep', 'react-devtools-core'];
 /** The packages of UNBUNDLED that the bundle loads with require() (see the top of this file). */
 export const REQUIRED_AT_RUN_TIME = ['@vscode/ripgrep'];
 
-/** Bundled packages whose compiled addon is loaded from their install (see the top of this file). */
+/** Bundled packages whose compiled addon loads from their install (see the top of this file). */
 export const NATIVE_ADDONS = ['better-sqlite3'];
 
 /**
@@ -81,9 +81,9 @@ const headlessApart = {
 };
 
 /**
- * Bundles tsc's output into `outdir`: dist/cli.js into cli.bundle.js and bundle/, dist/run-headless.js
- * into headless/ (see the top of this file), replacing what a previous run wrote there. Returns
- * esbuild's metafile of both builds (their inputs and outputs).
+ * Bundles tsc's output into `outdir`: dist/cli.js into cli.bundle.js and bundle/,
+ * dist/run-headless.js into headless/ (see the top of this file), replacing what a previous run
+ * wrote there. Returns esbuild's metafile of both builds (their inputs and outputs).
  */
 export async function bundleCli({ outdir = dist, inlineWorkspace = true, sourcemap = true } = {}) {
   rmSync(`${outdir}/bundle`, { recursive: true, force: true });

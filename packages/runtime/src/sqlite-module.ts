@@ -9,21 +9,23 @@ import Database from 'better-sqlite3';
 // it (the `bindings` package: a stack trace, then candidate paths) would look beside the bundle.
 const load = createRequire(import.meta.url);
 
-/** Opens (or creates) the SQLite database at `path`. */
-export function openDatabase(path: string): Database.Database {
-  const binding = nativeBinding();
-  if (binding !== undefined) return new Database(path, { nativeBinding: binding });
-  // Elsewhere (a debug build, say): the installed package finds it itself.
+/**
+ * Opens (or creates) the SQLite database at `path`, with the compiled addon at `addon` (by default
+ * the installed package's). With none found (a debug build, say), the installed package opens it
+ * and finds its addon itself.
+ */
+export function openDatabase(path: string, addon: string | null = installedAddon()): Database.Database {
+  if (addon !== null) return new Database(path, { nativeBinding: addon });
   const Installed = load('better-sqlite3') as typeof Database;
   return new Installed(path);
 }
 
 /** Where the package's install put its compiled addon, prebuilt or built from source alike. */
-function nativeBinding(): string | undefined {
+function installedAddon(): string | null {
   try {
     const file = join(dirname(load.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
-    return existsSync(file) ? file : undefined;
+    return existsSync(file) ? file : null;
   } catch {
-    return undefined;
+    return null;
   }
 }
