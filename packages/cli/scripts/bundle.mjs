@@ -17,8 +17,9 @@
 // demo and the CLI were split into some twenty chunks by which of those load them, and Node
 // spends ~0.4 ms on each module it loads: ~8 ms sooner to the first request (`pnpm
 // bench:headless`). What both builds contain is duplicated on disk and, in one process, loaded
-// once at most per build: the CLI (main build) hands the headless run only plain options, and
-// its errors are told apart by name or by UserError's mark (exit-codes.ts), not by class identity.
+// once at most per build. What crosses between them: options, writers and a signal from the CLI,
+// the demo's scripted provider, and errors back; errors are told apart by name or by the marks of
+// UserError and ModelError (exit-codes.ts, runtime's errors.ts), not by class identity.
 //
 // better-sqlite3's JavaScript is bundled too (loading its CommonJS files one by one delayed the
 // first model request), but not its compiled addon: the runtime opens databases with the addon's

@@ -25,8 +25,16 @@ const RETRYABLE: ReadonlySet<ModelErrorKind> = new Set([
   'stream_cut',
 ]);
 
+/**
+ * Marks a ModelError. A provider can come from another copy of this package than the runtime
+ * that calls it (the CLI's demo hands its scripted provider to the headless run, a build of its
+ * own: packages/cli/scripts/bundle.mjs), so `instanceof` checks this mark rather than the class.
+ */
+const MODEL_ERROR = Symbol.for('infinity-code.ModelError');
+
 /** A model provider failure, classified so the slice knows whether to retry. */
 export class ModelError extends Error {
+  readonly [MODEL_ERROR] = true;
   readonly kind: ModelErrorKind;
   readonly retryable: boolean;
   readonly status: number | undefined;
@@ -43,6 +51,10 @@ export class ModelError extends Error {
     this.retryable = RETRYABLE.has(kind);
     this.status = opts.status;
     this.retryAfterMs = opts.retryAfterMs;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { [MODEL_ERROR]?: unknown })[MODEL_ERROR] === true;
   }
 }
 
