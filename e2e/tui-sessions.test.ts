@@ -45,7 +45,7 @@ describe('sessions in the TUI', () => {
 
       screen.type('/new');
       screen.press('Enter');
-      second = /New session ([0-9a-f-]{36})\./.exec(await screen.waitFor(/New session [0-9a-f-]{36}\./))![1]!;
+      second = /New session (th_[0-9a-z]{13})\./.exec(await screen.waitFor(/New session th_[0-9a-z]{13}\./))![1]!;
       // alpha.txt stays with the session left behind, and the user hears so.
       await screen.waitFor(/1 file changed in the previous session is not in your working tree: infinity-code -r [0-9a-f]{8} brings it back/);
       screen.type('write beta');

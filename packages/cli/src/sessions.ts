@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { EXIT, UserError } from './exit-codes.js';
+import { newThreadId } from '@infinity-code/runtime';
 
 export interface SessionInfo {
   /** Also the root thread's id. */
@@ -63,7 +63,7 @@ export class SessionRegistry {
 
   create(task: string): SessionInfo {
     const now = new Date().toISOString();
-    const s: SessionInfo = { id: randomUUID(), title: firstLine(task), createdAt: now, updatedAt: now };
+    const s: SessionInfo = { id: newThreadId(), title: firstLine(task), createdAt: now, updatedAt: now };
     this.write([s, ...this.list()]);
     return s;
   }

@@ -54,6 +54,7 @@ export { INJECTED_TOOL_NAME, INTERRUPTED_BY_RESTART, INTERRUPTED_BY_USER, WOKEN_
 export { readHistory, type HistoryEntry } from './history-reading.js';
 export { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
 export { stackLine, threadStackOf } from './thread-identity.js';
+export { newThreadId } from './ids.js';
 export type { SystemOptions } from './system-options.js';
 export { OWN_TOOL_CHECKS, type InputCheck } from './tool-registry.js';
 export { DEFAULT_LIMITS } from './system-options.js';

@@ -1,4 +1,4 @@
-import { derivedId } from './ids.js';
+import { derivedId, derivedThreadId } from './ids.js';
 import type { EventInput, InputMessage, ReportInput } from './input.js';
 import { toolResult } from './input.js';
 import type { HistoryMessage } from './messages.js';
@@ -27,7 +27,7 @@ export async function spawnChild(
   parent: ThreadRecord,
   callId: string,
 ): Promise<string> {
-  const childId = derivedId('th_', parent.id, callId);
+  const childId = derivedThreadId('th_', parent.id, callId);
   await s.store.createThread({
     id: childId,
     parentId: parent.id,
@@ -91,7 +91,7 @@ export async function spawnEventThread(
   event: EventInput,
   sub: Subscription,
 ): Promise<void> {
-  const childId = derivedId('ev_', parent.record.id, input.id);
+  const childId = derivedThreadId('ev_', parent.record.id, input.id);
   const spawnId = derivedId('toolu_sp_', childId);
   const eventCallId = derivedId('toolu_ev_', childId);
   const seed: HistoryMessage[] = [
@@ -151,7 +151,7 @@ export async function spawnEventThread(
 
 /** Starts summarising `parent` in a compaction child; the summary replaces the prefix on load. */
 export async function spawnCompactionThread(s: RuntimeServices, parent: LoadedThread, inputId: string): Promise<string> {
-  const childId = derivedId('cp_', parent.record.id, inputId);
+  const childId = derivedThreadId('cp_', parent.record.id, inputId);
   const callId = derivedId('toolu_cp_', childId);
   const cutoff = safePoint(parent, parent.record.messageCount);
   await s.store.createThread({

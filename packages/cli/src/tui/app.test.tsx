@@ -188,7 +188,7 @@ describe('slash commands', () => {
     await rig.settle();
     await rig.submit('/new');
     const f = rig.frame();
-    expect(f).toMatch(/ℹ New session [0-9a-f-]{36}\./);
+    expect(f).toMatch(/ℹ New session th_[0-9a-z]{13}\./);
     await rig.submit('new task');
     await rig.settle();
     expect(threads).toHaveLength(2);

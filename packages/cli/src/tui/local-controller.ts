@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { McpServerStatus } from '@infinity-code/mcp';
-import type { LocalSystem } from '@infinity-code/runtime';
+import { newThreadId, type LocalSystem } from '@infinity-code/runtime';
 import type { CommandApprovals } from './command-approvals.js';
 import type { PendingChanges, QuitOutcome, ReviewOutcome, ReviewRequest, SessionSummary, TuiController, UserEditsUpdate } from './controller.js';
 import type { QuitChoice } from '../pending-changes.js';
@@ -91,7 +90,7 @@ export function localController({ system, rootThreadId, reviews, approvals, hook
       return () => void waiting.delete(listener);
     },
     async newSession() {
-      const s = hooks.newSession ? await hooks.newSession() : { sessionId: randomUUID() };
+      const s = hooks.newSession ? await hooks.newSession() : { sessionId: newThreadId() };
       root = s.rootThreadId ?? s.sessionId;
       return s;
     },
