@@ -47,7 +47,7 @@ describe('sessions in the TUI', () => {
       screen.press('Enter');
       second = /New session (th_[0-9a-z]{13})\./.exec(await screen.waitFor(/New session th_[0-9a-z]{13}\./))![1]!;
       // alpha.txt stays with the session left behind, and the user hears so.
-      await screen.waitFor(/1 file changed in the previous session is not in your working tree: infinity-code -r [0-9a-f]{8} brings it back/);
+      await screen.waitFor(/1 file changed in the previous session is not in your working tree: infinity-code -r th_[0-9a-z]{5} brings it back/);
       screen.type('write beta');
       screen.press('Enter');
       await screen.waitFor(/Finished: .*beta\.txt/);
