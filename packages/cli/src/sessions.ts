@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { EXIT, UserError } from './exit-codes.js';
 import { newThreadId } from '@infinity-code/runtime';
+import { EXIT, UserError } from './exit-codes.js';
 
 export interface SessionInfo {
   /** Also the root thread's id. */
