@@ -2,26 +2,17 @@
 // stay out of its process. The built CLI runs with a loader hook that records every module it
 // loads; bundled chunks are read back to their sources through their source maps.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startFakeMessagesApi, type FakeMessagesApi } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sourcesOf } from './support/bundle-files.js';
 import { BIN, cleanupTemps, gitRepo, runCli, tempDir } from './support/cli.js';
 
 const RECORDER = new URL('./support/module-log.mjs', import.meta.url).href;
 const DIST = dirname(BIN);
 /** Modules of the terminal UI: Ink, React (and its reconciler and scheduler), yoga, the markdown renderer and highlighter, our tui/. */
 const UI = /[\\/]node_modules[\\/](ink|react|react-reconciler|scheduler|yoga-layout|marked|lowlight|highlight\.js)[\\/]|[\\/]cli[\\/](src|dist)[\\/]tui[\\/]/;
-
-/** What a loaded file is made of: a bundle's sources (from its source map), or the file itself. */
-function sourcesOf(url: string): string[] {
-  if (!url.startsWith('file:')) return [url];
-  const file = fileURLToPath(url);
-  const map = `${file}.map`;
-  if (!existsSync(map)) return [file];
-  const { sources } = JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] };
-  return [file, ...sources.map((s) => resolve(dirname(map), s))];
-}
 
 let api: FakeMessagesApi;
 beforeAll(async () => {

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { newThreadId } from '@infinity-code/runtime';
+// The light subpath: the TUI's first frame must not wait for SQLite and the rest of the runtime.
+import { newThreadId } from '@infinity-code/runtime/ids';
 import { EXIT, UserError } from './exit-codes.js';
 
 export interface SessionInfo {

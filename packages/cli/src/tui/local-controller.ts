@@ -1,5 +1,7 @@
 import type { McpServerStatus } from '@infinity-code/mcp';
-import { newThreadId, type LocalSystem } from '@infinity-code/runtime';
+import type { LocalSystem } from '@infinity-code/runtime';
+// The light subpath: the UI's first frame must not wait for SQLite and the rest of the runtime.
+import { newThreadId } from '@infinity-code/runtime/ids';
 import type { CommandApprovals } from './command-approvals.js';
 import type { PendingChanges, QuitOutcome, ReviewOutcome, ReviewRequest, SessionSummary, TuiController, UserEditsUpdate } from './controller.js';
 import type { QuitChoice } from '../pending-changes.js';
