@@ -261,9 +261,9 @@ async function timeOpen(repo: string, stateDir: string): Promise<number> {
 
 /**
  * `git worktree add` of the repository's HEAD at `wt`. The worktree stays until the case ends: on
- * ext4, files created within ~30 s of a mass deletion are slow to make (each new inode skips the
- * recently deleted ones, found block by block), so removing 50,000 files between runs would slow
- * whatever ran next by seconds, ours or git's.
+ * ext4 without a journal (this machine's disk), the inode allocator skips inodes freed in the last
+ * 60 s (300 s while their inode table block is unwritten), reading that block for each, so
+ * removing 50,000 files between runs would slow whatever ran next by seconds, ours or git's.
  */
 function timeWorktreeAdd(repo: string, wt: string): number {
   execFileSync('sync');
