@@ -10,9 +10,9 @@ export function derivedId(prefix: string, ...parts: string[]): string {
 
 // Thread ids are short because models write them: every spawn_thread call carries the caller's
 // whole stack (child_of), close_thread and send_message_to_child name a thread, and the user pays
-// for each output token and waits for it to stream. A UUID is 36 characters (and tokenizers split
-// random ids finely); 64 bits as lowercase base-36 digits are 13. Within one store that is
-// ample: a collision is likely only past ~4 billion threads.
+// for each output token and waits for it to stream. A UUID is 36 characters; 64 bits as
+// lowercase base-36 digits are 13. Within one store that is ample: a collision becomes likely
+// only past ~4 billion threads.
 const THREAD_ID_BYTES = 8;
 const THREAD_ID_DIGITS = 13;
 
