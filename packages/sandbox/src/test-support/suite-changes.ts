@@ -37,11 +37,13 @@ export function registerChangeTests(s: SuiteContext): void {
     // Rewrites that keep size and modification time: just after the edit (the stamp's fresh
     // entries), then after a slow command, when the edit is older than a clock tick.
     const rewrite = (text: string) => `touch -r a.txt /tmp/ref && printf '${text}\\n' > a.txt && touch -r /tmp/ref a.txt`;
-    expect((await given(rewrite('B'))).patch).toContain('+B');
     // Known gap, not this cache's: the copy backend's diffs compare whole-second mtimes and sizes
-    // (core.checkStat=minimal, trustctime off, so that a fresh copy is not hashed whole), and
-    // miss such a rewrite once the file's index entry is older than a second.
+    // (core.checkStat=minimal, trustctime off, so that a fresh copy is not hashed whole). git then
+    // sees such a rewrite only while the file's entry is racily clean (its mtime in the same whole
+    // second as the index was written), so whether it does depends on where a second boundary
+    // falls: even the first rewrite below is missed now and then (seen in CI).
     if (s.backend === 'copy') return;
+    expect((await given(rewrite('B'))).patch).toContain('+B');
     await given('sleep 0.2');
     expect((await given(rewrite('C'))).patch).toContain('+C');
   });
