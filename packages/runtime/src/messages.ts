@@ -4,6 +4,25 @@
 export interface TextBlock {
   type: 'text';
   text: string;
+  /** As the model gave them (a reply citing a document); kept so the turn goes back unchanged. */
+  citations?: unknown[];
+}
+
+/**
+ * The model's thinking, as streamed: under the default display its text is empty and the state
+ * is in the signature. Sent back byte for byte: the signature is bound to the model and to
+ * everything before the block, and the API refuses a block that moved, changed or lost its prefix.
+ */
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+/** Thinking the API returned encrypted; sent back unchanged like any thinking block. */
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
 }
 
 export type ImageMediaType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
@@ -29,7 +48,14 @@ export interface ToolResultBlock {
   is_error?: boolean;
 }
 
-export type ContentBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock;
+export type ContentBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock;
+
+/** What an assistant turn holds besides tool calls: its text and its thinking, in reply order. */
+export type ReplyBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock;
+
+export function isThinking(b: ContentBlock): b is ThinkingBlock | RedactedThinkingBlock {
+  return b.type === 'thinking' || b.type === 'redacted_thinking';
+}
 
 export interface HistoryMessage {
   role: 'user' | 'assistant';

@@ -1,5 +1,15 @@
-import type { HistoryMessage, Usage } from './messages.js';
+import type { HistoryMessage, ReplyBlock, Usage } from './messages.js';
+import type { Effort } from './models.js';
 import type { ToolDefinition } from './tool.js';
+
+/** What thinking text comes back: the model's progress notes between tool calls, or none. */
+export type ThinkingDisplay = 'summarized' | 'omitted';
+
+/** Why a reply was refused (`stop_reason: refusal`), as the API explains it. */
+export interface StopDetails {
+  category?: string;
+  explanation?: string;
+}
 
 export interface CompletionRequest {
   model: string;
@@ -7,6 +17,10 @@ export interface CompletionRequest {
   messages: readonly HistoryMessage[];
   tools: readonly ToolDefinition[];
   maxTokens: number;
+  /** `output_config.effort`; left out, the model's own default applies. */
+  effort?: Effort;
+  /** Asked of models that think (see models.ts); default 'summarized'. */
+  thinkingDisplay?: ThinkingDisplay;
 }
 
 /**
@@ -15,9 +29,17 @@ export interface CompletionRequest {
  */
 export type StreamEvent =
   | { type: 'text'; text: string }
+  /** A piece of thinking text as it streams (for displays; the block comes whole below). */
+  | { type: 'thinking'; text: string }
+  /**
+   * A finished text or thinking block exactly as the model gave it, in reply order. Providers
+   * that send these make them the turn's content (text deltas are then for displays only);
+   * providers that never do get their text deltas joined into text blocks.
+   */
+  | { type: 'block'; block: ReplyBlock }
   | { type: 'tool_use_start'; id: string; name: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; inputError?: string }
-  | { type: 'done'; stopReason: string | null; usage: Usage };
+  | { type: 'done'; stopReason: string | null; usage: Usage; stopDetails?: StopDetails };
 
 /**
  * A model provider streams one completion. It throws ModelError for failures; a stream that ends

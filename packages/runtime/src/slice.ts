@@ -5,7 +5,8 @@ import { Turn } from './turn.js';
 import { toRequestMessages } from './history.js';
 import type { InputMessage } from './input.js';
 import { Preparer } from './prepare.js';
-import type { ModelProvider } from './provider.js';
+import type { Effort } from './models.js';
+import type { CompletionRequest, ModelProvider, ThinkingDisplay } from './provider.js';
 import type { RuntimeServices } from './services.js';
 import type { LoadedThread, PendingCall, ThreadRecord } from './store.js';
 import { finishEphemeral, spawnCompactionThread, spawnEventThread, startChildren } from './thread-lifecycle.js';
@@ -17,7 +18,10 @@ export interface SliceDeps extends RuntimeServices {
   model(thread: ThreadRecord): string;
   systemPrompt(thread: ThreadRecord): string;
   retry: RetryPolicy;
-  maxTokens: number;
+  /** Output tokens asked per reply of `model`. */
+  maxTokens(model: string): number;
+  effort(thread: ThreadRecord): Effort | undefined;
+  thinkingDisplay: ThinkingDisplay;
   /** Hands a committed async call to its tool (after marking it dispatched). */
   dispatch(thread: ThreadRecord, call: PendingCall): Promise<void>;
 }
@@ -120,12 +124,15 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       return 'failed';
     }
     const model = deps.model(record);
-    const request = {
+    const effort = deps.effort(record);
+    const request: CompletionRequest = {
       model,
       system: deps.systemPrompt(record),
       messages: toRequestMessages(tx.view()),
       tools,
-      maxTokens: deps.maxTokens,
+      maxTokens: deps.maxTokens(model),
+      thinkingDisplay: deps.thinkingDisplay,
+      ...(effort !== undefined && { effort }),
     };
     bus.emit({ type: 'completion-started', threadId, model });
     let result;

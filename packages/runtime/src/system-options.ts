@@ -3,7 +3,8 @@ import { DEFAULT_RETRY, type RetryPolicy } from './completion.js';
 import { dispatchCall } from './dispatch.js';
 import type { EventBus } from './events.js';
 import type { InputMessage } from './input.js';
-import type { ModelProvider } from './provider.js';
+import { maxTokensFor, type Effort } from './models.js';
+import type { ModelProvider, ThinkingDisplay } from './provider.js';
 import type { Limits, ReportReviewer } from './services.js';
 import type { SliceDeps } from './slice.js';
 import type { RuntimeStore, ThreadRecord } from './store.js';
@@ -22,7 +23,12 @@ export interface SystemOptions {
   /** The base system prompt (how threads know who they are is appended), or a function building it all. */
   systemPrompt?: string | ((thread: ThreadRecord) => string);
   retry?: Partial<RetryPolicy>;
+  /** Output tokens per reply; default: the model's maximum from the model table (models.ts). */
   maxTokens?: number;
+  /** `output_config.effort`, fixed or read per completion (`/effort`); unset: the model's default. */
+  effort?: Effort | ((thread: ThreadRecord) => Effort | undefined);
+  /** Thinking text asked of models that think (default 'summarized': progress notes between calls). */
+  thinkingDisplay?: ThinkingDisplay;
   limits?: Partial<Limits>;
   /** The model's context window in tokens; compaction starts at 75% of it (0: never). */
   contextWindow?: number;
@@ -56,6 +62,7 @@ export function sliceDeps(
 ): SliceDeps {
   const model = opts.model;
   const prompt = opts.systemPrompt ?? DEFAULT_BASE_PROMPT;
+  const effort = opts.effort;
   // Built-in tools need the registry that contains them; it's filled in right below.
   const deps = {
     store: opts.store,
@@ -69,7 +76,9 @@ export function sliceDeps(
     model: typeof model === 'string' ? () => model : model,
     systemPrompt: typeof prompt === 'string' ? (t: ThreadRecord) => buildSystemPrompt(prompt, t) : prompt,
     retry: { ...DEFAULT_RETRY, ...opts.retry },
-    maxTokens: opts.maxTokens ?? 8192,
+    maxTokens: opts.maxTokens === undefined ? maxTokensFor : () => opts.maxTokens!,
+    effort: typeof effort === 'function' ? effort : () => effort,
+    thinkingDisplay: opts.thinkingDisplay ?? 'summarized',
     ...(opts.reviewReport ? { reviewReport: opts.reviewReport } : {}),
   } as Omit<SliceDeps, 'tools' | 'dispatch'> & Partial<Pick<SliceDeps, 'tools' | 'dispatch'>>;
   const tools = new ToolRegistry([...builtinTools(deps as SliceDeps), ...(opts.tools ?? [])], opts.validators);
