@@ -12,6 +12,8 @@ import type { ToolDefinition } from './tool.js';
 export interface AnthropicProviderOptions {
   /** Defaults to ANTHROPIC_API_KEY (read by the SDK). */
   apiKey?: string;
+  /** A bearer token (ANTHROPIC_AUTH_TOKEN) in place of an API key, as gateways and proxies issue. */
+  authToken?: string;
   /** Defaults to ANTHROPIC_BASE_URL, then the public API (read by the SDK). */
   baseURL?: string;
   /**
@@ -80,6 +82,7 @@ export class AnthropicProvider implements ModelProvider {
       capWasmTierUp();
       const client = new mod.BaseAnthropic({
         ...(this.#opts.apiKey !== undefined && { apiKey: this.#opts.apiKey }),
+        ...(this.#opts.authToken !== undefined && { authToken: this.#opts.authToken }),
         ...(this.#opts.baseURL !== undefined && { baseURL: this.#opts.baseURL }),
         timeout: this.#timeoutMs,
         // The runtime retries itself: it must discard a partly streamed turn first, which the SDK can't.
