@@ -6,7 +6,8 @@ import { connectFailure, unreachableMessage } from './connect-failure.js';
 import { ModelError } from './errors.js';
 import { mark, timed } from './timing.js';
 import type { HistoryMessage, Usage } from './messages.js';
-import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
+import { modelInfo } from './models.js';
+import type { CompletionRequest, ModelProvider, StopDetails, StreamEvent } from './provider.js';
 import type { ToolDefinition } from './tool.js';
 
 export interface AnthropicProviderOptions {
@@ -168,25 +169,36 @@ export class AnthropicProvider implements ModelProvider {
 
 export function toParams(request: CompletionRequest, caching = true): Anthropic.MessageCreateParamsStreaming {
   const tools = request.tools.map(toSdkTool);
-  if (!caching) {
-    return {
-      model: request.model,
-      max_tokens: request.maxTokens,
-      ...(request.system !== '' && { system: request.system }),
-      messages: wire(request.messages),
-      tools,
-      stream: true,
-    };
-  }
   // The system prompt's mark caches the tools too (they come first); it names only the session's
   // root, so every thread of the session shares it.
+  const system = caching ? [{ type: 'text' as const, text: request.system, cache_control: EPHEMERAL }] : request.system;
+  const messages = caching ? withMessageBreakpoints(request.messages, markedMessages(request.messages)) : request.messages;
   return {
     model: request.model,
     max_tokens: request.maxTokens,
-    ...(request.system !== '' && { system: [{ type: 'text', text: request.system, cache_control: EPHEMERAL }] }),
-    messages: wire(withMessageBreakpoints(request.messages, markedMessages(request.messages))),
+    ...(request.system !== '' && { system }),
+    messages: wire(messages),
     tools,
+    ...thinkingParams(request),
     stream: true,
+  };
+}
+
+/**
+ * What a model that thinks is asked for: adaptive thinking (on by default on current models,
+ * said so the display can be chosen) and the effort. Nothing a model refuses is sent: no
+ * budget, no `disabled`, no sampling parameters, and effort only where the table lists it (an
+ * unknown model gets what the user set, since new models take it).
+ */
+function thinkingParams(request: CompletionRequest): Pick<Anthropic.MessageCreateParamsStreaming, 'thinking' | 'output_config'> {
+  const info = modelInfo(request.model);
+  const effort = request.effort;
+  const sendEffort = effort !== undefined && (info === undefined || info.efforts.includes(effort));
+  return {
+    ...(info?.thinking === 'adaptive' && {
+      thinking: { type: 'adaptive' as const, display: request.thinkingDisplay ?? 'summarized' },
+    }),
+    ...(sendEffort && { output_config: { effort } }),
   };
 }
 
@@ -202,12 +214,23 @@ function toSdkTool(tool: ToolDefinition): Anthropic.Tool {
   return { name: tool.name, description: tool.description, input_schema };
 }
 
-/** Turns raw stream events into StreamEvents; tool input JSON is accumulated per block index. */
+/** A block being streamed, by its index in the reply. */
+type OpenBlock =
+  | { type: 'tool_use'; id: string; name: string; json: string; initial: unknown }
+  | { type: 'text'; text: string; citations: unknown[] }
+  | { type: 'thinking'; thinking: string; signature: string };
+
+/**
+ * Turns raw stream events into StreamEvents. Every block is accumulated by its index and handed
+ * on whole when it stops: tool calls with their parsed input, text and thinking exactly as they
+ * came (thinking's signature binds it to the conversation, so not a byte may change).
+ */
 class TurnReader {
   finished = false;
-  readonly #tools = new Map<number, { id: string; name: string; json: string; initial: unknown }>();
+  readonly #open = new Map<number, OpenBlock>();
   readonly #usage: Usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   #stopReason: string | null = null;
+  #stopDetails: StopDetails | undefined;
 
   *read(event: Anthropic.RawMessageStreamEvent): Generator<StreamEvent> {
     switch (event.type) {
@@ -221,35 +244,72 @@ class TurnReader {
       }
       case 'content_block_start': {
         const block = event.content_block;
-        if (block.type === 'text' && block.text) yield { type: 'text', text: block.text };
-        if (block.type === 'tool_use') {
-          this.#tools.set(event.index, { id: block.id, name: block.name, json: '', initial: block.input });
+        if (block.type === 'text') {
+          this.#open.set(event.index, { type: 'text', text: block.text, citations: [...(block.citations ?? [])] });
+          if (block.text) yield { type: 'text', text: block.text };
+        } else if (block.type === 'thinking') {
+          this.#open.set(event.index, { type: 'thinking', thinking: block.thinking, signature: block.signature });
+          // Said at once, empty or not: a display shows the model is thinking.
+          yield { type: 'thinking', text: block.thinking };
+        } else if (block.type === 'redacted_thinking') {
+          yield { type: 'thinking', text: '' };
+          yield { type: 'block', block: { type: 'redacted_thinking', data: block.data } };
+        } else if (block.type === 'tool_use') {
+          this.#open.set(event.index, { type: 'tool_use', id: block.id, name: block.name, json: '', initial: block.input });
           yield { type: 'tool_use_start', id: block.id, name: block.name };
         }
         break;
       }
       case 'content_block_delta': {
         const d = event.delta;
-        if (d.type === 'text_delta') yield { type: 'text', text: d.text };
-        const tool = this.#tools.get(event.index);
-        if (d.type === 'input_json_delta' && tool) tool.json += d.partial_json;
-        break; // thinking, signature and citation deltas are not part of our turn
-      }
-      case 'content_block_stop': {
-        const tool = this.#tools.get(event.index);
-        if (tool) {
-          this.#tools.delete(event.index);
-          yield { type: 'tool_use', id: tool.id, name: tool.name, ...parseToolInput(tool.json, tool.initial) };
+        const open = this.#open.get(event.index);
+        if (d.type === 'text_delta' && open?.type === 'text') {
+          open.text += d.text;
+          yield { type: 'text', text: d.text };
+        } else if (d.type === 'citations_delta' && open?.type === 'text') {
+          open.citations.push(d.citation);
+        } else if (d.type === 'thinking_delta' && open?.type === 'thinking') {
+          open.thinking += d.thinking;
+          if (d.thinking) yield { type: 'thinking', text: d.thinking };
+        } else if (d.type === 'signature_delta' && open?.type === 'thinking') {
+          open.signature = d.signature;
+        } else if (d.type === 'input_json_delta' && open?.type === 'tool_use') {
+          open.json += d.partial_json;
         }
         break;
       }
-      case 'message_delta':
+      case 'content_block_stop': {
+        const open = this.#open.get(event.index);
+        this.#open.delete(event.index);
+        if (open?.type === 'tool_use') {
+          yield { type: 'tool_use', id: open.id, name: open.name, ...parseToolInput(open.json, open.initial) };
+        } else if (open?.type === 'text') {
+          yield { type: 'block', block: { type: 'text', text: open.text, ...(open.citations.length > 0 && { citations: open.citations }) } };
+        } else if (open?.type === 'thinking') {
+          yield { type: 'block', block: { type: 'thinking', thinking: open.thinking, signature: open.signature } };
+        }
+        break;
+      }
+      case 'message_delta': {
         this.#stopReason = event.delta.stop_reason ?? this.#stopReason;
+        const details = event.delta.stop_details;
+        if (details) {
+          this.#stopDetails = {
+            ...(details.category != null && { category: details.category }),
+            ...(details.explanation != null && { explanation: details.explanation }),
+          };
+        }
         this.#usage.output_tokens = count(event.usage.output_tokens);
         break;
+      }
       case 'message_stop':
         this.finished = true;
-        yield { type: 'done', stopReason: this.#stopReason, usage: { ...this.#usage } };
+        yield {
+          type: 'done',
+          stopReason: this.#stopReason,
+          usage: { ...this.#usage },
+          ...(this.#stopDetails && { stopDetails: this.#stopDetails }),
+        };
         break;
     }
   }

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ModelError } from './errors.js';
-import type { TextBlock, ToolUseBlock, Usage } from './messages.js';
+import type { ReplyBlock, TextBlock, ToolUseBlock, Usage } from './messages.js';
 import { ZERO_USAGE } from './messages.js';
-import type { CompletionRequest, ModelProvider } from './provider.js';
+import type { CompletionRequest, ModelProvider, StopDetails } from './provider.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt before the error is final. */
@@ -44,16 +44,22 @@ export interface CompletionToolCall {
 
 export interface CompletionOutcome {
   cancelled: boolean;
-  /** The reply as the model gave it: text and tool calls, in order (a cancelled one: text only). */
-  content: Array<TextBlock | ToolUseBlock>;
+  /**
+   * The reply as the model gave it: thinking, text and tool calls, in order, each block as it
+   * came (a cancelled one: the finished thinking and the text so far, no calls).
+   */
+  content: Array<ReplyBlock | ToolUseBlock>;
   /** The reply's tool calls, in order. */
   toolCalls: CompletionToolCall[];
   usage: Usage;
   stopReason: string | null;
+  stopDetails?: StopDetails;
 }
 
 export interface CompletionHooks {
   onText(delta: string): void;
+  /** Thinking text as it streams; '' when a thinking block starts (it may stay empty). */
+  onThinking?(delta: string): void;
   /** The model began writing a tool call (its input still streams; the call may yet fail to parse). */
   onToolStart?(call: { id: string; name: string }): void;
   onRetry(info: { attempt: number; delayMs: number; error: ModelError }): void;
@@ -123,20 +129,23 @@ async function attemptOnce(
   let timer = watchdog(policy.initTimeoutMs);
   seen = 0;
 
-  const content: Array<TextBlock | ToolUseBlock> = [];
+  const reply = new ReplyContent();
   const toolCalls: CompletionToolCall[] = [];
   try {
     for await (const ev of provider.stream(request, attempt.signal)) {
       events++;
       switch (ev.type) {
-        case 'text': {
+        case 'text':
           if (ev.text === '') break;
-          const last = content.at(-1);
-          if (last?.type === 'text') last.text += ev.text;
-          else content.push({ type: 'text', text: ev.text });
+          reply.text(ev.text);
           hooks.onText(ev.text);
           break;
-        }
+        case 'thinking':
+          hooks.onThinking?.(ev.text);
+          break;
+        case 'block':
+          reply.block(ev.block);
+          break;
         case 'tool_use_start':
           hooks.onToolStart?.({ id: ev.id, name: ev.name });
           break;
@@ -144,16 +153,23 @@ async function attemptOnce(
           const call: CompletionToolCall = { id: ev.id, name: ev.name, input: ev.input };
           if (ev.inputError !== undefined) call.inputError = ev.inputError;
           toolCalls.push(call);
-          content.push({ type: 'tool_use', id: ev.id, name: ev.name, input: ev.input });
+          reply.block({ type: 'tool_use', id: ev.id, name: ev.name, input: ev.input });
           break;
         }
         case 'done':
-          return { cancelled: false, content, toolCalls, usage: ev.usage, stopReason: ev.stopReason };
+          return {
+            cancelled: false,
+            content: reply.content(),
+            toolCalls,
+            usage: ev.usage,
+            stopReason: ev.stopReason,
+            ...(ev.stopDetails && { stopDetails: ev.stopDetails }),
+          };
       }
     }
     throw new ModelError('stream_cut', 'The model stream ended before the reply was complete.');
   } catch (err) {
-    if (outer.aborted) return cancelledOutcome(content.filter((b): b is TextBlock => b.type === 'text'));
+    if (outer.aborted) return cancelledOutcome(reply.content().filter((b) => b.type !== 'tool_use'));
     if (timedOut) {
       // Said once, by whoever reports the retry (or the final failure): no "retrying" here.
       const waited = events === 0 ? policy.initTimeoutMs : policy.stallTimeoutMs;
@@ -171,9 +187,38 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** What streamed before the cancel: text only, since a call that was never committed never runs. */
-function cancelledOutcome(textSoFar: TextBlock[]): CompletionOutcome {
-  return { cancelled: true, content: textSoFar, toolCalls: [], usage: { ...ZERO_USAGE }, stopReason: null };
+/** What streamed before the cancel: no calls, since a call that was never committed never runs. */
+function cancelledOutcome(soFar: Array<ReplyBlock | ToolUseBlock>): CompletionOutcome {
+  return { cancelled: true, content: soFar, toolCalls: [], usage: { ...ZERO_USAGE }, stopReason: null };
+}
+
+/**
+ * A reply's blocks in order. A provider that hands over finished blocks (the Anthropic one) has
+ * them kept as given: block boundaries are part of what a thinking block's signature is bound
+ * to. Text deltas with no finished block (a scripted provider; a cut stream) join into one block.
+ */
+class ReplyContent {
+  readonly #blocks: Array<ReplyBlock | ToolUseBlock> = [];
+  /** The text block being streamed, until its finished block replaces it. */
+  #streaming: TextBlock | undefined;
+
+  text(delta: string): void {
+    if (this.#streaming) this.#streaming.text += delta;
+    else this.#blocks.push((this.#streaming = { type: 'text', text: delta }));
+  }
+
+  block(b: ReplyBlock | ToolUseBlock): void {
+    const streaming = this.#streaming;
+    this.#streaming = undefined;
+    if (b.type === 'text' && streaming) this.#blocks.splice(this.#blocks.indexOf(streaming), 1);
+    // An empty text block is refused when sent back, and says nothing.
+    if (b.type === 'text' && b.text === '') return;
+    this.#blocks.push(b);
+  }
+
+  content(): Array<ReplyBlock | ToolUseBlock> {
+    return [...this.#blocks];
+  }
 }
 
 function toModelError(err: unknown): ModelError {

@@ -1,6 +1,7 @@
 import type { InputMessage } from './input.js';
 import type { ResultContent, Usage } from './messages.js';
 import type { ModelErrorKind } from './errors.js';
+import type { StopDetails } from './provider.js';
 import type { ToolCall, ToolDisplay } from './tool.js';
 import type { InjectedReport } from './wording.js';
 
@@ -15,13 +16,31 @@ export type RuntimeEvent =
   | { type: 'input-dropped'; threadId: string; inputId: string; reason: 'duplicate' | 'stale' | 'closed' | 'inactive' | 'unknown-thread' }
   | { type: 'input-deferred'; threadId: string; inputIds: string[] }
   | { type: 'slice-started'; threadId: string; inputs: number }
-  | { type: 'completion-started'; threadId: string; model: string }
+  /**
+   * `continues`: this completion goes on with the previous reply, which the output limit cut
+   * (its text and this one's are one answer).
+   */
+  | { type: 'completion-started'; threadId: string; model: string; continues?: true }
   | { type: 'text-delta'; threadId: string; text: string }
+  /**
+   * The model's thinking as it streams: '' when a thinking block starts (under the `omitted`
+   * display it stays empty), then its text: on current models, the progress notes it writes
+   * between tool calls.
+   */
+  | { type: 'thinking-delta'; threadId: string; text: string }
   /**
    * A completion ended (finished, cut or cancelled) and its usage is known; the usage is stored
    * with the slice's next commit. `model` is the model the slice asked for.
    */
-  | { type: 'completion-finished'; threadId: string; model: string; usage: Usage }
+  | {
+      type: 'completion-finished';
+      threadId: string;
+      model: string;
+      usage: Usage;
+      /** Why the reply ended (the API's stop_reason); null when it was cancelled. */
+      stopReason?: string | null;
+      stopDetails?: StopDetails;
+    }
   | {
       type: 'completion-retry';
       threadId: string;
@@ -115,7 +134,8 @@ export type RuntimeEvent =
        */
       waiting?: 'passive' | 'active';
     }
-  | { type: 'error'; threadId: string; kind: ModelErrorKind | 'store' | 'tool' | 'budget'; message: string };
+  /** `refusal`: the model declined the request (its category and explanation are in the message). */
+  | { type: 'error'; threadId: string; kind: ModelErrorKind | 'store' | 'tool' | 'budget' | 'refusal'; message: string };
 
 export type RuntimeEventType = RuntimeEvent['type'];
 export type Observer = (event: RuntimeEvent) => void;

@@ -1,5 +1,5 @@
 import type { HistoryMessage } from './messages.js';
-import { text } from './messages.js';
+import { isThinking, text } from './messages.js';
 import type { CompactionSummary } from './store.js';
 import { frameSummary } from './wording.js';
 
@@ -45,10 +45,11 @@ export function summaryMessage(summary: string, ownerStack: readonly string[]): 
  */
 export function buildView(src: ViewSource, threadId: string): View {
   const own = src.ownMessages(threadId);
-  const latest = src.summaries(threadId).at(-1);
+  const latest = src.summaries(threadId).findLast((s) => s.appliedAt !== undefined);
   if (latest) {
     const stack = src.thread(threadId)?.stack ?? [threadId];
-    return { history: [summaryMessage(latest.text, stack), ...own.slice(latest.upTo)], ownOffset: 1, ownFrom: latest.upTo };
+    const kept = [...withoutThinking(own.slice(latest.upTo, latest.appliedAt)), ...own.slice(Math.max(latest.upTo, latest.appliedAt!))];
+    return { history: [summaryMessage(latest.text, stack), ...kept], ownOffset: 1, ownFrom: latest.upTo };
   }
   const prefix = inherited(src, threadId);
   return { history: prefix.concat(own), ownOffset: prefix.length, ownFrom: 0 };
@@ -60,10 +61,29 @@ function inherited(src: ViewSource, threadId: string): HistoryMessage[] {
   const parentOwn = src.ownMessages(t.parentId).slice(0, t.cutoff);
   const summary = t.parentSummaries > 0 ? src.summaries(t.parentId)[t.parentSummaries - 1] : undefined;
   if (summary && summary.upTo <= t.cutoff) {
-    return [summaryMessage(summary.text, t.stack.slice(0, -1)), ...parentOwn.slice(summary.upTo)];
+    // Whether or when the parent switched to it, the child's copy never changes: none of the
+    // parent's thinking after a summary is kept (it was bound to what the summary replaced).
+    return [summaryMessage(summary.text, t.stack.slice(0, -1)), ...withoutThinking(parentOwn.slice(summary.upTo))];
   }
   return inherited(src, t.parentId).concat(parentOwn);
 }
+
+/**
+ * Turns kept after a summary but made before it: their thinking blocks were signed against the
+ * history the summary replaced, which the API would refuse, so they go (the API's own advice
+ * for client-side compaction). A turn left with nothing says so: the view keeps one message per
+ * stored one (safePoint and spawn cut-offs count them). Everything made after the switch is sent
+ * back as it came.
+ */
+function withoutThinking(messages: readonly HistoryMessage[]): HistoryMessage[] {
+  return messages.map((m) => {
+    if (!m.content.some(isThinking)) return m;
+    const content = m.content.filter((b) => !isThinking(b));
+    return { role: m.role, content: content.length > 0 ? content : [text(THINKING_ONLY)] };
+  });
+}
+
+const THINKING_ONLY = '(This reply held only thinking, left out after the summary.)';
 
 /**
  * The largest own-message count k such that own[ownFrom..k) leaves no tool call without its

@@ -4,18 +4,37 @@ export type {
   HistoryMessage,
   ImageBlock,
   ImageMediaType,
+  RedactedThinkingBlock,
+  ReplyBlock,
   ResultContent,
   TextBlock,
+  ThinkingBlock,
   ToolResultBlock,
   ToolUseBlock,
   Usage,
 } from './messages.js';
-export { addUsage, resultText, text, ZERO_USAGE } from './messages.js';
+export { addUsage, isThinking, resultText, text, ZERO_USAGE } from './messages.js';
 export type { InputBody, InputMessage, ToolResultInput, UserTextInput } from './input.js';
 export { toolResult, userText } from './input.js';
 export { ModelError, StoreError, ToolInputError, type ModelErrorKind } from './errors.js';
 export { mark as timingMark, timed } from './timing.js';
-export type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
+export type { CompletionRequest, ModelProvider, StopDetails, StreamEvent, ThinkingDisplay } from './provider.js';
+export {
+  DEFAULT_MODEL,
+  EFFORTS,
+  effortsOf,
+  isEffort,
+  maxTokensFor,
+  modelInfo,
+  MODELS,
+  priceFor,
+  resolveModelId,
+  retirement,
+  type Effort,
+  type ModelInfo,
+  type ModelPrice,
+  type ModelStatus,
+} from './models.js';
 export type {
   AsyncTool,
   AsyncToolContext,

@@ -83,8 +83,14 @@ export class MemoryStore implements RuntimeStore {
     });
   }
 
-  async saveSummary(threadId: string, summary: CompactionSummary): Promise<void> {
-    this.threads.get(threadId)?.summaries.push({ ...summary });
+  async saveSummary(threadId: string, summary: Pick<CompactionSummary, 'upTo' | 'text'>): Promise<void> {
+    this.threads.get(threadId)?.summaries.push({ upTo: summary.upTo, text: summary.text });
+  }
+
+  async applySummary(threadId: string): Promise<void> {
+    const t = this.threads.get(threadId);
+    const latest = t?.summaries.at(-1);
+    if (t && latest && latest.appliedAt === undefined) latest.appliedAt = t.own.length;
   }
 
   async closeThread(threadId: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelError } from './errors.js';
 import type { Usage } from './messages.js';
-import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
+import type { CompletionRequest, ModelProvider, StopDetails, StreamEvent } from './provider.js';
 
 export interface ScriptedCall {
   name: string;
@@ -11,6 +11,11 @@ export interface ScriptedCall {
 
 /** One scripted reply: what a brain decides the model says. */
 export interface ScriptedReply {
+  /**
+   * A thinking block that opens the reply (as current models' replies open), with this text
+   * (may be empty) and a signature of the scripted provider's own.
+   */
+  thinking?: string;
   text?: string;
   toolCall?: ScriptedCall;
   /** Several calls in one reply (after `text` and `toolCall`), as current models make them. */
@@ -28,6 +33,9 @@ export interface ScriptedReply {
   error?: ModelError;
   /** Stream this many text chunks, then end without finishing (a cut stream). */
   cutAfterChunks?: number;
+  /** The reply's stop_reason (default: tool_use when it has calls, else end_turn). */
+  stopReason?: string;
+  stopDetails?: StopDetails;
 }
 
 /** A function from the request to the reply: the model's decisions, for tests and benchmarks. */
@@ -42,6 +50,11 @@ export class ScriptedProvider implements ModelProvider {
   async *stream(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
     const reply = await this.brain(request);
     if (reply.error) throw reply.error;
+    if (reply.thinking !== undefined) {
+      yield { type: 'thinking', text: '' };
+      if (reply.thinking) yield { type: 'thinking', text: reply.thinking };
+      yield { type: 'block', block: { type: 'thinking', thinking: reply.thinking, signature: `scripted:${reply.thinking.length}` } };
+    }
     const chunks = reply.textStream ?? split(reply.text ?? '', reply.chunks ?? 12);
     let sent = 0;
     let length = 0;
@@ -76,7 +89,8 @@ export class ScriptedProvider implements ModelProvider {
     const calls = reply.toolCall || reply.rawToolInput !== undefined || (reply.toolCalls?.length ?? 0) > 0;
     yield {
       type: 'done',
-      stopReason: calls ? 'tool_use' : 'end_turn',
+      stopReason: reply.stopReason ?? (calls ? 'tool_use' : 'end_turn'),
+      ...(reply.stopDetails && { stopDetails: reply.stopDetails }),
       usage: {
         input_tokens: reply.usage?.input_tokens ?? 10 * request.messages.length,
         output_tokens: reply.usage?.output_tokens ?? Math.ceil(length / 4),

@@ -6,7 +6,9 @@ import { toRequestMessages } from './history.js';
 import type { InputMessage } from './input.js';
 import { Preparer } from './prepare.js';
 import type { Effort } from './models.js';
-import type { CompletionRequest, ModelProvider, ThinkingDisplay } from './provider.js';
+import type { CompletionRequest, ModelProvider, StopDetails, ThinkingDisplay } from './provider.js';
+import { userTextMessage } from './history.js';
+import { DEFAULT_PHRASES } from './wording.js';
 import type { RuntimeServices } from './services.js';
 import type { LoadedThread, PendingCall, ThreadRecord } from './store.js';
 import { finishEphemeral, spawnCompactionThread, spawnEventThread, startChildren } from './thread-lifecycle.js';
@@ -98,7 +100,13 @@ export async function runSlice(
   if (!actionable) {
     if (tx.dirty) await tx.commit(bus);
     if (prep.compactionComplete.length > 0) await reloadView(deps, thread);
-    return finish(deps, thread, tx, 'skipped');
+    // A thread stopped by a full context waits, its history ending in a request to go on,
+    // until the summary is in: then it goes on.
+    if (!(prep.compactionComplete.length > 0 && awaitsReply(thread, tx))) return finish(deps, thread, tx, 'skipped');
+    const resumed = await converse(deps, thread, tx, opts.signal);
+    await tx.commit(bus);
+    if (resumed === 'awaiting-tool') await dispatchWaiting(deps, record);
+    return finish(deps, thread, tx, resumed);
   }
 
   const outcome = await converse(deps, thread, tx, opts.signal);
@@ -134,11 +142,12 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       thinkingDisplay: deps.thinkingDisplay,
       ...(effort !== undefined && { effort }),
     };
-    bus.emit({ type: 'completion-started', threadId, model });
+    bus.emit({ type: 'completion-started', threadId, model, ...(tx.continuing && { continues: true as const }) });
     let result;
     try {
       result = await runCompletion(deps.provider, request, deps.retry, signal, {
         onText: (delta) => bus.emit({ type: 'text-delta', threadId, text: delta }),
+        onThinking: (delta) => bus.emit({ type: 'thinking-delta', threadId, text: delta }),
         onToolStart: (call) => bus.emit({ type: 'tool-call-streaming', threadId, callId: call.id, name: call.name }),
         onRetry: ({ attempt, delayMs, error }) =>
           bus.emit({ type: 'completion-retry', threadId, attempt, delayMs, kind: error.kind, message: error.message }),
@@ -149,15 +158,55 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       return 'failed';
     }
     tx.recordCompletion(result.usage, model);
-    bus.emit({ type: 'completion-finished', threadId, model, usage: result.usage });
-    if (result.content.length > 0) tx.push({ role: 'assistant', content: result.content });
+    bus.emit({
+      type: 'completion-finished',
+      threadId,
+      model,
+      usage: result.usage,
+      stopReason: result.stopReason,
+      ...(result.stopDetails && { stopDetails: result.stopDetails }),
+    });
+    tx.continuing = false;
+    const stop = stopOf(result.stopReason, result.cancelled);
+    // A refused reply's calls never run, so they don't go into history unanswered.
+    const content = stop === 'refusal' ? result.content.filter((b) => b.type !== 'tool_use') : result.content;
+    if (content.length > 0) tx.push({ role: 'assistant', content });
     if (result.cancelled) return 'interrupted';
-    if (result.toolCalls.length === 0) return 'completed';
+    if (stop === 'refusal') {
+      bus.emit({ type: 'error', threadId, kind: 'refusal', message: refusalMessage(result.stopDetails) });
+      return 'failed';
+    }
+    if (stop === 'pause') {
+      // The API paused a long turn: the reply goes back as it is (the last message), and the
+      // model carries on with it. Bounded like any loop without progress.
+      if (++tx.pauses > MAX_PAUSES) {
+        bus.emit({ type: 'error', threadId, kind: 'budget', message: `The model paused its turn ${MAX_PAUSES} times in a row; send a message to continue.` });
+        return 'failed';
+      }
+      continue;
+    }
+    tx.pauses = 0;
+    if (result.toolCalls.length === 0) {
+      if (stop === 'complete') return 'completed';
+      if (stop === 'context-full') return contextFull(deps, thread, tx);
+      // A text answer cut by the output limit: the model goes on with it in another reply.
+      if (++tx.continuations > MAX_CONTINUATIONS) {
+        bus.emit({ type: 'error', threadId, kind: 'budget', message: `The answer reached the output limit ${MAX_CONTINUATIONS + 1} times in a row and was left cut.` });
+        return 'failed';
+      }
+      tx.push(userTextMessage(DEFAULT_PHRASES.replyCut));
+      tx.continuing = true;
+      continue;
+    }
+    tx.continuations = 0;
+    // A reply cut mid-call: the last call's arguments are incomplete, so it never runs.
+    const cut = stop === 'complete' ? undefined : result.toolCalls.at(-1)?.id;
+    if (stop === 'context-full') await requestCompaction(deps, thread, tx);
 
     // The validator is loaded on the first reply with calls (not before the first request),
     // unless each called tool came with its check made ahead of time.
     if (!deps.tools.checksReady(result.toolCalls)) await deps.tools.ready();
-    resolveBatch(deps, threadId, result.toolCalls, tx);
+    resolveBatch(deps, threadId, result.toolCalls, tx, cut === undefined ? undefined : { id: cut, limit: request.maxTokens });
     if (tx.batch.some((c) => c.result === undefined && deps.tools.get(c.name)?.kind === 'sync')) {
       // The reply and its calls are durable before any runs: a spawned child inherits history up
       // to this reply, and a crash mid-call leaves calls that the next start runs again.
@@ -180,13 +229,24 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
  * The reply's calls as a batch, in order: calls that can't run (unknown tool, bad arguments, past
  * the per-reply cap) are answered at once with an error the model can act on.
  */
-function resolveBatch(deps: SliceDeps, threadId: string, calls: readonly CompletionToolCall[], tx: Turn): void {
+function resolveBatch(
+  deps: SliceDeps,
+  threadId: string,
+  calls: readonly CompletionToolCall[],
+  tx: Turn,
+  cut?: { id: string; limit: number },
+): void {
   const { bus } = deps;
   const cap = deps.limits.maxCallsPerReply;
   const batch: PendingCall[] = [];
   const errors: Array<{ id: string; message: string }> = [];
   for (const [i, call] of calls.entries()) {
-    const resolution = i < cap ? deps.tools.resolve(call) : { kind: 'error' as const, message: overCap(calls.length, cap) };
+    const resolution =
+      call.id === cut?.id
+        ? { kind: 'error' as const, message: DEFAULT_PHRASES.callCut.replace('{limit}', String(cut.limit)) }
+        : i < cap
+          ? deps.tools.resolve(call)
+          : { kind: 'error' as const, message: overCap(calls.length, cap) };
     const tool = resolution.kind === 'error' ? undefined : resolution.tool;
     const display = tool?.display?.(call.input);
     bus.emit({
@@ -202,6 +262,53 @@ function resolveBatch(deps: SliceDeps, threadId: string, calls: readonly Complet
   }
   tx.batch = batch;
   for (const e of errors) tx.answer(bus, e.id, { content: e.message, isError: true });
+}
+
+/** Text answers continued after the output limit cut them, in a row, before the thread stops. */
+const MAX_CONTINUATIONS = 4;
+/** pause_turn replies in a row before the thread stops. */
+const MAX_PAUSES = 8;
+
+type Stop = 'complete' | 'cut' | 'context-full' | 'refusal' | 'pause';
+
+/** What a reply's stop reason asks of the slice (an unknown reason reads as a finished reply). */
+function stopOf(reason: string | null, cancelled: boolean): Stop {
+  if (cancelled) return 'complete';
+  switch (reason) {
+    case 'max_tokens':
+      return 'cut';
+    case 'model_context_window_exceeded':
+      return 'context-full';
+    case 'refusal':
+      return 'refusal';
+    case 'pause_turn':
+      return 'pause';
+    default:
+      return 'complete';
+  }
+}
+
+function refusalMessage(details: StopDetails | undefined): string {
+  const category = details?.category ? ` (category: ${details.category})` : '';
+  const why = details?.explanation ? `: ${details.explanation}` : '.';
+  return `The model declined to continue this request${category}${why} Rephrase the task, or try another model with --model.`;
+}
+
+/**
+ * The context filled up mid-answer: the thread is compacted, and once the summary is in, it
+ * goes on (a history that ends with this unanswered message is picked up after compaction).
+ */
+async function contextFull(deps: SliceDeps, thread: LoadedThread, tx: Turn): Promise<SliceOutcome> {
+  tx.push(userTextMessage(DEFAULT_PHRASES.contextFull));
+  await requestCompaction(deps, thread, tx);
+  return 'skipped';
+}
+
+async function requestCompaction(deps: SliceDeps, thread: LoadedThread, tx: Turn): Promise<void> {
+  const r = thread.record;
+  if (r.kind === 'compaction') return;
+  tx.enqueue.push({ id: `compact:full:${r.messageCount}:${tx.completions}`, threadId: r.id, body: { kind: 'compaction' } });
+  await Promise.resolve();
 }
 
 function overCap(count: number, cap: number): string {
@@ -316,8 +423,18 @@ function announce(deps: SliceDeps, thread: LoadedThread, prep: Preparer): void {
   }
 }
 
+/** The history ends with the request to go on that a full context left (contextFull), and no call waits. */
+function awaitsReply(thread: LoadedThread, tx: Turn): boolean {
+  const last = tx.view().at(-1);
+  const block = last?.role === 'user' ? last.content.at(-1) : undefined;
+  return tx.batch.length === 0 && thread.record.status !== 'closed' && block?.type === 'text' && block.text === DEFAULT_PHRASES.contextFull;
+}
+
 /** After a compaction: the stored view now starts with the summary. */
 async function reloadView(deps: SliceDeps, thread: LoadedThread): Promise<void> {
+  // Here, in the thread's own slice: every turn committed before this point was made with the
+  // old view, every one after with the new (see CompactionSummary.appliedAt).
+  await deps.store.applySummary(thread.record.id);
   const fresh = await deps.store.loadThread(thread.record.id);
   if (!fresh) return;
   thread.history = fresh.history;

@@ -6,8 +6,10 @@ import { SCHEMA } from './sqlite-schema.js';
  * The store's format, in SQLite's user_version. 0: a new file, or a store from before versions
  * (one pending call per thread, as an object with its dispatched mark in its own column).
  * 2: a thread's pending calls are a JSON array (a reply's batch), and completions are logged.
+ * 3: messages may hold thinking blocks, sent back byte for byte (an older version would lose
+ * them), and a summary records when its thread switched to it (summaries.applied_at).
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * Brings the database up to SCHEMA_VERSION in one transaction. A store from a newer version is
@@ -32,6 +34,11 @@ export function migrate(db: Database.Database, path: string): void {
            json(CASE dispatched WHEN 1 THEN 'true' ELSE 'false' END))), dispatched = 0
          WHERE pending_call IS NOT NULL AND json_type(pending_call) = 'object'`,
       );
+    }
+    const columns = db.pragma('table_info(summaries)') as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'applied_at')) {
+      // Before version 3 a summary applied as soon as it was stored; none had thinking to keep.
+      db.exec('ALTER TABLE summaries ADD COLUMN applied_at INTEGER; UPDATE summaries SET applied_at = up_to');
     }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   })();

@@ -53,7 +53,9 @@ CREATE TABLE IF NOT EXISTS summaries (
   id INTEGER PRIMARY KEY,
   thread INTEGER NOT NULL,
   up_to INTEGER NOT NULL,
-  text TEXT NOT NULL
+  text TEXT NOT NULL,
+  -- The thread's message count when it switched to this summary; NULL until then (store.ts).
+  applied_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS summaries_thread ON summaries (thread, id);
 -- Durable wake-ups: one scheduler reads the earliest; no timer per thread in memory.

@@ -84,7 +84,9 @@ export class SqliteStore implements RuntimeStore {
       },
       summaries: (uid) => {
         const t = this.lookup(uid);
-        return t ? this.stmt.summaries.all(t.id).map((r) => ({ upTo: r.up_to, text: r.text })) : [];
+        return t
+          ? this.stmt.summaries.all(t.id).map((r) => ({ upTo: r.up_to, text: r.text, ...(r.applied_at !== null && { appliedAt: r.applied_at }) }))
+          : [];
       },
     };
   }
@@ -137,7 +139,14 @@ export class SqliteStore implements RuntimeStore {
     });
   }
 
-  saveSummary(threadId: string, summary: CompactionSummary): Promise<void> {
+  applySummary(threadId: string): Promise<void> {
+    return this.committer.run(() => {
+      const t = this.lookup(threadId);
+      if (t) this.stmt.applySummary.run(t.id);
+    });
+  }
+
+  saveSummary(threadId: string, summary: Pick<CompactionSummary, 'upTo' | 'text'>): Promise<void> {
     return this.committer.run(() => {
       const t = this.lookup(threadId);
       if (!t) return;
@@ -425,10 +434,14 @@ function threadStatements(db: Database.Database) {
       .pluck(),
     messages: db.prepare<[number], string>('SELECT data FROM messages WHERE thread = ? ORDER BY id').pluck(),
     insertMessage: db.prepare<[number, string]>('INSERT INTO messages (thread, data) VALUES (?, ?)'),
-    summaries: db.prepare<[number], { up_to: number; text: string }>(
-      'SELECT up_to, text FROM summaries WHERE thread = ? ORDER BY id',
+    summaries: db.prepare<[number], { up_to: number; text: string; applied_at: number | null }>(
+      'SELECT up_to, text, applied_at FROM summaries WHERE thread = ? ORDER BY id',
     ),
     insertSummary: db.prepare<[number, number, string]>('INSERT INTO summaries (thread, up_to, text) VALUES (?, ?, ?)'),
+    applySummary: db.prepare<[number]>(
+      `UPDATE summaries SET applied_at = (SELECT message_count FROM threads WHERE id = summaries.thread)
+       WHERE id = (SELECT max(id) FROM summaries s WHERE s.thread = ?) AND applied_at IS NULL`,
+    ),
     bumpSummaries: db.prepare<[number]>('UPDATE threads SET summary_count = summary_count + 1 WHERE id = ?'),
     enqueue: db.prepare<[number, string, string]>(
       'INSERT OR IGNORE INTO inputs (thread, input_id, body) VALUES (?, ?, ?)',

@@ -33,6 +33,12 @@ export interface CompactionSummary {
   /** Own messages [0, upTo) (and everything inherited) are replaced by the summary. */
   upTo: number;
   text: string;
+  /**
+   * The owner's message count when it switched to the summary (applySummary); unset until then,
+   * and its own view ignores the summary. Turns in [upTo, appliedAt) were made before the
+   * switch: their thinking is bound to the replaced prefix, so the view leaves it out.
+   */
+  appliedAt?: number;
 }
 
 export interface NewThread {
@@ -103,8 +109,10 @@ export interface ConversationStore {
   ensureRootThread(threadId: string): Promise<void>;
   /** Creates a child thread (no-op if the id exists: spawning is idempotent by id). */
   createThread(spec: NewThread): Promise<void>;
-  /** Store a summary for the thread; later loads substitute it. */
-  saveSummary(threadId: string, summary: CompactionSummary): Promise<void>;
+  /** Store a summary for the thread; loads substitute it once it is applied. */
+  saveSummary(threadId: string, summary: Pick<CompactionSummary, 'upTo' | 'text'>): Promise<void>;
+  /** The thread switches to its latest summary from now on (see CompactionSummary.appliedAt). */
+  applySummary(threadId: string): Promise<void>;
   closeThread(threadId: string): Promise<void>;
   /** Open threads under the same root (budgets). */
   countOpenThreads(rootId: string): Promise<number>;

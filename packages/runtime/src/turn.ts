@@ -21,6 +21,12 @@ export class Turn {
   sliceCompletions = 0;
   /** Completions in this slice, one after the other, whose tool call failed (see Limits). */
   failedInARow = 0;
+  /** Text answers cut by the output limit and continued, in a row. */
+  continuations = 0;
+  /** Replies that paused their turn (pause_turn), in a row. */
+  pauses = 0;
+  /** The next completion goes on with a reply the output limit cut. */
+  continuing = false;
   sliceUsage: Usage = ZERO_USAGE;
   batch: PendingCall[];
   subscriptions: Subscription[];
