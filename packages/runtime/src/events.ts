@@ -1,5 +1,5 @@
 import type { InputMessage } from './input.js';
-import type { ResultContent, Usage } from './messages.js';
+import type { ReplyBlock, ResultContent, ToolUseBlock, Usage } from './messages.js';
 import type { ModelErrorKind } from './errors.js';
 import type { StopDetails } from './provider.js';
 import type { ToolCall, ToolDisplay } from './tool.js';
@@ -39,6 +39,8 @@ export type RuntimeEvent =
       usage: Usage;
       /** Why the reply ended (the API's stop_reason); null when it was cancelled. */
       stopReason?: string | null;
+      /** The reply's blocks in order, as they go into history (a cancelled one: what streamed). */
+      content?: ReadonlyArray<ReplyBlock | ToolUseBlock>;
       stopDetails?: StopDetails;
     }
   | {

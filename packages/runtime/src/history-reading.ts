@@ -24,6 +24,8 @@ const SPAWN_TOOL_NAME = 'spawn_thread';
 export type HistoryEntry =
   | { kind: 'user'; text: string }
   | { kind: 'assistant'; text: string }
+  /** The model's progress notes (a thinking block with text; empty ones are not entries). */
+  | { kind: 'thinking'; text: string }
   /** A compaction summary standing for the older history (the start of a view). */
   | { kind: 'summary'; text: string }
   | {
@@ -78,6 +80,8 @@ export function readHistory(history: readonly HistoryMessage[]): HistoryEntry[] 
         // A view holds at most one summary, first: anything later is the user's own text.
         const summary = i === 0 ? readSummary(b.text) : undefined;
         out.push(summary === undefined ? { kind: 'user', text: b.text } : { kind: 'summary', text: summary });
+      } else if (b.type === 'thinking') {
+        if (b.thinking.trim() !== '') out.push({ kind: 'thinking', text: b.thinking });
       } else if (b.type === 'tool_use') {
         const result = results.get(b.id);
         out.push(b.name === INJECTED_TOOL_NAME ? injected(b, result?.content ?? []) : tool(b, result));

@@ -99,10 +99,13 @@ export async function runSlice(
 
   if (!actionable) {
     if (tx.dirty) await tx.commit(bus);
-    if (prep.compactionComplete.length > 0) await reloadView(deps, thread);
     // A thread stopped by a full context waits, its history ending in a request to go on,
-    // until the summary is in: then it goes on.
-    if (!(prep.compactionComplete.length > 0 && awaitsReply(thread, tx))) return finish(deps, thread, tx, 'skipped');
+    // until the summary is in: then it goes on (asked again if the summary took the request in).
+    const resume = prep.compactionComplete.length > 0 && awaitsReply(thread, tx);
+    if (prep.compactionComplete.length > 0) await reloadView(deps, thread);
+    if (!resume) return finish(deps, thread, tx, 'skipped');
+    if (!awaitsReply(thread, tx)) tx.push(userTextMessage(DEFAULT_PHRASES.contextFull));
+    tx.afterCompaction = true;
     const resumed = await converse(deps, thread, tx, opts.signal);
     await tx.commit(bus);
     if (resumed === 'awaiting-tool') await dispatchWaiting(deps, record);
@@ -164,6 +167,7 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       model,
       usage: result.usage,
       stopReason: result.stopReason,
+      content: result.content,
       ...(result.stopDetails && { stopDetails: result.stopDetails }),
     });
     tx.continuing = false;
@@ -299,6 +303,15 @@ function refusalMessage(details: StopDetails | undefined): string {
  * goes on (a history that ends with this unanswered message is picked up after compaction).
  */
 async function contextFull(deps: SliceDeps, thread: LoadedThread, tx: Turn): Promise<SliceOutcome> {
+  if (tx.afterCompaction) {
+    deps.bus.emit({
+      type: 'error',
+      threadId: thread.record.id,
+      kind: 'budget',
+      message: 'The context window filled up again right after the conversation was compacted; start a new session (/new) or send a shorter task.',
+    });
+    return 'failed';
+  }
   tx.push(userTextMessage(DEFAULT_PHRASES.contextFull));
   await requestCompaction(deps, thread, tx);
   return 'skipped';
@@ -307,8 +320,9 @@ async function contextFull(deps: SliceDeps, thread: LoadedThread, tx: Turn): Pro
 async function requestCompaction(deps: SliceDeps, thread: LoadedThread, tx: Turn): Promise<void> {
   const r = thread.record;
   if (r.kind === 'compaction') return;
-  tx.enqueue.push({ id: `compact:full:${r.messageCount}:${tx.completions}`, threadId: r.id, body: { kind: 'compaction' } });
-  await Promise.resolve();
+  // Taken after this slice (a thread's slices run one at a time); a crash before this slice's
+  // commit compacts what was committed, which is harmless.
+  await deps.deliver({ id: `compact:full:${r.messageCount}:${tx.completions}`, threadId: r.id, body: { kind: 'compaction' } });
 }
 
 function overCap(count: number, cap: number): string {

@@ -27,6 +27,8 @@ export class Turn {
   pauses = 0;
   /** The next completion goes on with a reply the output limit cut. */
   continuing = false;
+  /** This slice resumed a thread the full context stopped, after its compaction. */
+  afterCompaction = false;
   sliceUsage: Usage = ZERO_USAGE;
   batch: PendingCall[];
   subscriptions: Subscription[];
