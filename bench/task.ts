@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { threadStackOf } from '@infinity-code/runtime';
+import { DEFAULT_MODEL, modelInfo } from '@infinity-code/runtime/models';
 import { blockTokens, startFakeMessagesApi, type FakeBrain, type FakeReply, type FakeRequestBody, type RecordedRequest } from '@infinity-code/runtime/testing';
 
 const bin = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
@@ -32,9 +33,11 @@ const LATENCY = {
   msPerUncachedToken: 0.1 / SPEED,
   outputTokensPerSecond: 70 * SPEED,
 };
-const MODEL = 'claude-sonnet-4-5';
-// Sonnet list prices, USD per million tokens.
-const PRICE = { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 };
+// The CLI's default model, named on the command line so the figures say which model they price.
+const MODEL = DEFAULT_MODEL;
+// Its list prices from the model table, USD per million tokens (the CLI writes 5-minute cache entries).
+const LIST = modelInfo(MODEL)!.price;
+const PRICE = { input: LIST.input, output: LIST.output, cacheWrite: LIST.cacheWrite5m, cacheRead: LIST.cacheRead };
 const FILES = 12;
 
 type Block = NonNullable<FakeReply['content']>[number];

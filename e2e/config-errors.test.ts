@@ -158,7 +158,7 @@ describe('--help', () => {
       return r.stdout.slice(start, end === -1 ? undefined : end);
     };
     const env = section('Environment');
-    for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'NODE_EXTRA_CA_CERTS', 'XDG_CONFIG_HOME', 'XDG_STATE_HOME', 'INFINITY_CODE_RETRY']) {
+    for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_MODEL', 'ANTHROPIC_BASE_URL', 'NODE_EXTRA_CA_CERTS', 'XDG_CONFIG_HOME', 'XDG_STATE_HOME', 'INFINITY_CODE_RETRY']) {
       expect(env).toMatch(new RegExp(`\\n  ${name} +\\S`));
     }
     const files = section('Files');

@@ -75,10 +75,10 @@ describe('headless runs of the built CLI', () => {
 });
 
 describe('headless error paths', () => {
-  it('no API key: exit 3 with what to do', async () => {
+  it('no API key nor token: exit 3 with what to do', async () => {
     const r = await runCli(['-p', 'hello'], { cwd: gitRepo({ 'a.txt': 'a\n' }) });
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/ANTHROPIC_API_KEY is not set/);
+    expect(r.stderr).toMatch(/Neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set/);
   });
 
   it('an API answering 401: exit 3', async () => {

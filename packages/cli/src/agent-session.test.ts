@@ -176,6 +176,27 @@ describe('AgentSession with an MCP server', () => {
   });
 });
 
+describe('AgentSession: model and effort', () => {
+  it('sends the model and effort chosen at setup (an alias resolved), and /model and /effort from the next completion on', async () => {
+    const seen: Array<{ model: string; effort?: string }> = [];
+    const { openAgent } = project({ model: 'opus', effort: 'low' });
+    const agent = await openAgent({ provider: new ScriptedProvider((r) => (seen.push({ model: r.model, effort: r.effort }), { text: 'Done.' })) });
+    expect([agent.model, agent.effort]).toEqual(['claude-opus-5-5', 'low']);
+    await ask(agent, agent.rootId, 'one');
+    agent.setModel('claude-fable-5-2');
+    agent.setEffort('max');
+    await ask(agent, agent.rootId, 'two');
+    // Unset: nothing is sent, the model's own default applies.
+    agent.setEffort(undefined);
+    await ask(agent, agent.rootId, 'three');
+    expect(seen).toEqual([
+      { model: 'claude-opus-5-5', effort: 'low' },
+      { model: 'claude-fable-5-2', effort: 'max' },
+      { model: 'claude-fable-5-2' },
+    ]);
+  });
+});
+
 describe('setUpSession', () => {
   it('reads INFINITY_CODE_RETRY for every front end, and refuses a bad one before anything opens', () => {
     const repo = temp('ic-setup-');

@@ -12,6 +12,7 @@ import {
   type ThreadUsage,
   type Tool,
 } from '@infinity-code/runtime';
+import type { Effort } from '@infinity-code/runtime/models';
 import type { ApplyResult, BackendName, BaseRefresh, Sandbox, SandboxDiff, SandboxSession } from '@infinity-code/sandbox';
 import { SandboxError } from '@infinity-code/sandbox/patches';
 import { TOOL_VALIDATORS } from './generated/tool-validators.js';
@@ -127,6 +128,7 @@ export class AgentSession {
     private readonly sandboxes: SessionSandboxes,
     private current: { rootId: string },
     private readonly modelRef: { current: string },
+    private readonly effortRef: { current: Effort | undefined },
     private readonly abortTools: AbortController,
   ) {}
 
@@ -168,6 +170,7 @@ export class AgentSession {
     }
     const abortTools = new AbortController();
     const modelRef = { current: setup.model };
+    const effortRef: { current: Effort | undefined } = { current: setup.effort };
     const config = setup.config;
     const tools = codingTools({
       sandboxFor: (threadId) => sandboxes.sandboxFor(threadId),
@@ -187,6 +190,8 @@ export class AgentSession {
       validators: TOOL_VALIDATORS,
       // Read per round: a model switch applies from the next completion of every thread.
       model: () => modelRef.current,
+      // Read per completion too: `/effort` applies from the next one; unset, none is sent.
+      effort: () => effortRef.current,
       systemPrompt: basePrompt(setup.root),
       contextWindow: config.contextWindow,
       ...(setup.retry ? { retry: setup.retry } : {}),
@@ -196,7 +201,7 @@ export class AgentSession {
         ...(setup.maxTurns !== undefined ? { maxCompletionsPerThread: setup.maxTurns } : {}),
       },
     });
-    const session = new AgentSession(system, setup, sandboxes, { rootId }, modelRef, abortTools);
+    const session = new AgentSession(system, setup, sandboxes, { rootId }, modelRef, effortRef, abortTools);
     system.subscribe((e) => session.onEvent(e));
     if (firstRequest) {
       const unsubscribe = system.subscribe((e) => {
@@ -252,6 +257,16 @@ export class AgentSession {
   /** Switch models for every thread's next completion (`/model`). */
   setModel(id: string): void {
     this.modelRef.current = id;
+  }
+
+  /** `output_config.effort` of the next completions; undefined: none is sent (the model's default). */
+  get effort(): Effort | undefined {
+    return this.effortRef.current;
+  }
+
+  /** Set the effort for every thread's next completion (`/effort`); undefined for the model's default. */
+  setEffort(effort: Effort | undefined): void {
+    this.effortRef.current = effort;
   }
 
   /** The sandbox backend's name (known once the sandbox session is open). */

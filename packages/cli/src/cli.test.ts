@@ -23,7 +23,8 @@ interface Run {
 
 function cli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
   const env = { ...process.env, ...opts.env };
-  if (!opts.env?.ANTHROPIC_API_KEY) delete env.ANTHROPIC_API_KEY;
+  // The developer's own settings must not leak in: credentials, and the model they chose.
+  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_MODEL']) if (!opts.env?.[name]) delete env[name];
   return new Promise((res) => {
     execFile(
       process.execPath,
@@ -56,7 +57,7 @@ describe('infinity-code command line', () => {
   it('a headless task without an API key is a config error with a clear message', async () => {
     const r = await cli(['-p', 'hello']);
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/ANTHROPIC_API_KEY is not set/);
+    expect(r.stderr).toMatch(/Neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set/);
     expect(r.stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
   });
 
@@ -84,6 +85,19 @@ describe('infinity-code command line', () => {
     expect(help.stdout).toMatch(/--timeout <duration>[\s\S]*exit code 5/);
     expect(help.stdout).toContain('--network <mode>');
     expect(help.stdout).toContain('--unsandboxed');
+  });
+
+  it('--effort takes a level (usage error otherwise); --help names the default model, the aliases and the model variables', async () => {
+    const [bad, help] = await Promise.all([cli(['-p', 'x', '--effort', 'turbo']), cli(['--help'])]);
+    expect(bad.code, bad.stderr).toBe(2);
+    expect(bad.stderr).toMatch(/--effort <level>.*Allowed choices are low, medium, high, xhigh, max/);
+    expect(help.code).toBe(0);
+    // Words as commander wraps them, joined again.
+    const text = help.stdout.replace(/\s+/g, ' ');
+    expect(text).toContain(`--model <id> model id or alias (opus, sonnet, haiku, fable); default: ANTHROPIC_MODEL, else the config's "model", else claude-sonnet-5-5`);
+    expect(text).toContain('--effort <level> how hard the model works');
+    expect(text).toContain('ANTHROPIC_AUTH_TOKEN a bearer token');
+    expect(text).toContain(`ANTHROPIC_MODEL the model (an id or alias) when --model is not given; wins over the config's "model"`);
   });
 
   it('-p streams the answer from the Messages API to stdout and stores the session', async () => {

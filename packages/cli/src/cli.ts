@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+// The light subpath: --help and the TUI's first frame must not pay for the runtime.
+import { DEFAULT_MODEL, EFFORTS, type Effort } from '@infinity-code/runtime/models';
 import { RETRY_KEYS } from './config.js';
 import { parseDuration } from './duration.js';
 import { EXIT, UserError } from './exit-codes.js';
@@ -15,6 +17,7 @@ interface Flags {
   yes?: boolean;
   outputFormat: 'text' | 'json' | 'stream-json';
   model?: string;
+  effort?: Effort;
   continue?: boolean;
   resume?: string;
   maxTurns?: number;
@@ -44,7 +47,11 @@ function duration(value: string): number {
  */
 const HELP_FOOTER = `
 Environment:
-  ANTHROPIC_API_KEY    your Anthropic API key (needed for all but --demo)
+  ANTHROPIC_API_KEY    your Anthropic API key (this or ANTHROPIC_AUTH_TOKEN is
+                       needed for all but --demo)
+  ANTHROPIC_AUTH_TOKEN a bearer token (a gateway's or proxy's) instead of a key
+  ANTHROPIC_MODEL      the model (an id or alias) when --model is not given;
+                       wins over the config's "model"
   ANTHROPIC_BASE_URL   the Messages API's address (https://api.anthropic.com if
                        unset); one that can't be reached fails at once (exit ${EXIT.config})
   NODE_EXTRA_CA_CERTS  a CA certificate file to trust (a proxy re-signing TLS)
@@ -74,7 +81,7 @@ Exit codes:
   ${EXIT.usage}    usage error: a bad flag or argument, or not in a git repository
   ${EXIT.config}    configuration or authentication error: no API key or a rejected
        one, an ANTHROPIC_BASE_URL that can't be reached, an invalid config
-       file, git not installed
+       file, a retired model, git not installed
   ${EXIT.unapplied}    changes left unapplied (headless without --yes): the patch is
        saved in .infinity/patches/
   ${EXIT.limit}    a limit was reached (--max-turns, --timeout)
@@ -108,7 +115,14 @@ function parse(argv: string[]): Flags | number {
     .addOption(
       new Option('--output-format <format>', 'headless output').choices(['text', 'json', 'stream-json']).default('text'),
     )
-    .option('--model <id>', 'model to use (default from config, else claude-sonnet-4-5)')
+    .option(
+      '--model <id>',
+      `model id or alias (opus, sonnet, haiku, fable); default: ANTHROPIC_MODEL, else the config's "model", else ${DEFAULT_MODEL}`,
+    )
+    .addOption(
+      new Option('--effort <level>', "how hard the model works (output_config.effort); default: the config's \"effort\", else the model's own")
+        .choices(EFFORTS),
+    )
     .option('-c, --continue', 'continue the latest session in this repository')
     .option('-r, --resume <session>', 'resume a session by id (or unique prefix)')
     .option('--max-turns <n>', 'stop a thread after this many model calls (exit code 5)', positiveInt)
@@ -195,6 +209,7 @@ async function main(argv: string[]): Promise<number> {
   return runHeadless({
     task,
     ...(flags.model ? { model: flags.model } : {}),
+    ...(flags.effort ? { effort: flags.effort } : {}),
     yes: flags.yes === true,
     outputFormat: flags.outputFormat,
     continueLatest: flags.continue === true,

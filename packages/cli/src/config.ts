@@ -2,7 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { McpConfigError, parseMcpServers, type McpServerConfig, type McpTrustDecision } from '@infinity-code/mcp/config';
+// The light subpath: this module is read before the TUI's first frame.
+import { DEFAULT_MODEL, EFFORTS, isEffort, type Effort } from '@infinity-code/runtime/models';
 import { EXIT, UserError } from './exit-codes.js';
+import { retiredModelMessage } from './model-choice.js';
 import { checkProjectPrices, parsePriceSettings } from './price-config.js';
 import { Pricing, type PriceSettings } from './pricing.js';
 import {
@@ -15,7 +18,12 @@ import {
 
 /** Settings from the user's and the project's config files (the project's win). */
 export interface Config {
+  /** A model id or alias (resolved when the session is set up: see chooseModel). */
   model: string;
+  /** `output_config.effort`; unset, the model's default applies. */
+  effort?: Effort;
+  /** The file that set `effort`, for messages about it. */
+  effortFile?: string;
   /** Tokens; compaction starts at 75% of it. */
   contextWindow: number;
   /** How long `execute_command` waits before answering "still running" (ms). */
@@ -44,13 +52,15 @@ export interface Config {
 }
 
 /** One file's settings: any key may be missing, `sandbox` key by key too. */
-export type ConfigFile = Partial<Omit<Config, 'sandbox' | 'projectPrices' | 'projectMcpServers'>> & { sandbox?: Partial<SandboxConfig> };
+export type ConfigFile = Partial<Omit<Config, 'sandbox' | 'projectPrices' | 'projectMcpServers' | 'effortFile'>> & {
+  sandbox?: Partial<SandboxConfig>;
+};
 
 const KNOWN_KEYS =
-  'model, contextWindow, commandTimeoutMs, secretEnv, sandbox, prices, maxToolCallsPerReply, mcpServers, mcpToolTimeoutMs, mcpProjectServers';
+  'model, effort, contextWindow, commandTimeoutMs, secretEnv, sandbox, prices, maxToolCallsPerReply, mcpServers, mcpToolTimeoutMs, mcpProjectServers';
 
 export const DEFAULT_CONFIG: Config = {
-  model: 'claude-sonnet-4-5',
+  model: DEFAULT_MODEL,
   contextWindow: 200_000,
   commandTimeoutMs: 5_000,
   secretEnv: [],
@@ -112,6 +122,7 @@ export function loadConfig(opts: { env: NodeJS.ProcessEnv; projectRoot: string }
       }
     }
     config = { ...config, ...rest, sandbox: sandbox ? mergeSandboxConfig(config.sandbox, sandbox) : config.sandbox };
+    if (rest.effort !== undefined) config.effortFile = file;
     if (prices && file === projectFile) {
       checkProjectPrices(prices, config.prices, file, userFile);
       config.projectPrices = prices;
@@ -130,16 +141,24 @@ export function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.e
     throw new UserError(`The config file ${file} is not valid JSON (${(err as Error).message}). Fix or delete it.`, EXIT.config);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new UserError(`The config file ${file} must hold a JSON object, like {"model": "claude-sonnet-4-5"}.`, EXIT.config);
+    throw new UserError(`The config file ${file} must hold a JSON object, like {"model": "${DEFAULT_MODEL}"}.`, EXIT.config);
   }
   const out: ConfigFile = {};
   const bad = (key: string, want: string) =>
     new UserError(`In ${file}, "${key}" must be ${want}. Fix the value or remove the key.`, EXIT.config);
   for (const [key, value] of Object.entries(raw)) {
     switch (key) {
-      case 'model':
-        if (typeof value !== 'string' || value === '') throw bad(key, 'a model id string');
+      case 'model': {
+        if (typeof value !== 'string' || value === '') throw bad(key, 'a model id or alias (opus, sonnet, haiku, fable)');
+        // Requests to a retired model only fail: said now, naming the file, before any is sent.
+        const retired = retiredModelMessage(value, { kind: 'config', file });
+        if (retired) throw new UserError(retired, EXIT.config);
         out.model = value;
+        break;
+      }
+      case 'effort':
+        if (typeof value !== 'string' || !isEffort(value)) throw bad(key, `one of ${EFFORTS.join(', ')}`);
+        out.effort = value;
         break;
       case 'contextWindow':
         if (!Number.isInteger(value) || (value as number) < 0) throw bad(key, 'a whole number of tokens');

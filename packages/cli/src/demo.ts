@@ -12,7 +12,7 @@ export const DEMO_TASK = 'Make greet() say "Hello, <name>!" and add a farewell(n
 
 /**
  * The model id the demo runs under: the scripted brain is no priced model, so no price shows
- * (an id naming a Claude family would be priced as one).
+ * (an id the model table knows would be priced as that model).
  */
 export const DEMO_MODEL = 'scripted-demo';
 

@@ -10,8 +10,11 @@ export interface RunTally {
   errors: Array<{ kind: string; message: string }>;
   completions: number;
   usage: Usage;
-  /** The same, per model the completions ran on (each is priced with its own). */
-  byModel: Map<string, { completions: number; usage: Usage }>;
+  /**
+   * The same, per model the completions ran on (each is priced with its own), with each
+   * completion's usage: a price tier (Haiku 5.5's short prompts) is chosen per completion.
+   */
+  byModel: Map<string, { completions: number; usage: Usage; each: Usage[] }>;
   /** The root thread's last answer. */
   answer: string;
 }
@@ -25,12 +28,19 @@ export function tallyEvent(t: RunTally, e: RuntimeEvent, rootId: string): void {
   if (e.type === 'completion-finished') {
     t.completions++;
     t.usage = addUsage(t.usage, e.usage);
-    const m = t.byModel.get(e.model) ?? { completions: 0, usage: ZERO_USAGE };
-    t.byModel.set(e.model, { completions: m.completions + 1, usage: addUsage(m.usage, e.usage) });
+    const m = t.byModel.get(e.model);
+    if (m) {
+      m.completions++;
+      m.usage = addUsage(m.usage, e.usage);
+      m.each.push(e.usage);
+    } else {
+      t.byModel.set(e.model, { completions: 1, usage: e.usage, each: [e.usage] });
+    }
   } else if (e.type === 'error') {
     t.errors.push({ kind: e.kind, message: e.message });
   } else if (e.type === 'completion-started' && e.threadId === rootId) {
-    t.answer = '';
+    // A reply the output limit cut goes on in the next completion: one answer.
+    if (e.continues !== true) t.answer = '';
   } else if (e.type === 'text-delta' && e.threadId === rootId) {
     t.answer += e.text;
   } else if (e.type === 'completion-retry' && e.threadId === rootId) {
@@ -77,6 +87,13 @@ export function textPrinter(w: HeadlessWriters, rootId: string): (e: RuntimeEven
       }
       case 'thread-spawned':
         if (e.kind === 'child') w.err(`${who(e.threadId)}  ↳ spawned thread ${e.childId}\n`);
+        return;
+      case 'completion-finished':
+        // The model's progress notes between tool calls (thinking it chose to show), before its calls.
+        for (const b of e.content ?? []) {
+          if (b.type !== 'thinking' || b.thinking.trim() === '') continue;
+          for (const line of b.thinking.trim().split('\n')) w.err(`${who(e.threadId)}✻ ${line}\n`);
+        }
         return;
       case 'event-injected':
         if (e.source === 'report') w.err(`${who(e.threadId)}  ◆ report from ${e.childThreadId ?? 'a child'}\n`);

@@ -85,11 +85,11 @@ describe('MCP servers of a session', () => {
 
   it('remembers answers in the user config, keeping everything else in it', () => {
     const t = setup();
-    write(t.userFile, { model: 'claude-opus-4-5', mcpProjectServers: { '/elsewhere': { x: { allow: true } } } });
+    write(t.userFile, { model: 'claude-opus-5-5', mcpProjectServers: { '/elsewhere': { x: { allow: true } } } });
     const entry = { name: 'srv', source: 'mcp-json' as const, file: '.mcp.json', config: { type: 'stdio' as const, command: 'srv', args: [], env: {} } };
     rememberMcpDecision(t.env, t.root, entry, true);
     expect(JSON.parse(readFileSync(t.userFile, 'utf8'))).toEqual({
-      model: 'claude-opus-4-5',
+      model: 'claude-opus-5-5',
       mcpProjectServers: { '/elsewhere': { x: { allow: true } }, [t.root]: { srv: { allow: true, fingerprint: fingerprint(entry.config) } } },
     });
     // The config still loads, with the answer in it.

@@ -2,15 +2,15 @@ import { EXIT, UserError } from './exit-codes.js';
 import { Pricing, type PriceSetting, type PriceSettings } from './pricing.js';
 
 const PRICE_KEYS = ['input', 'output', 'cacheWrite', 'cacheRead'] as const;
-const EXAMPLE = '{"opus": {"input": 5, "output": 25}}';
+const EXAMPLE = '{"my-gateway/": {"input": 2, "output": 10}}';
 
 /** Reads the `prices` value of `file`; wrong values are config errors naming the file and key. */
 export function parsePriceSettings(value: unknown, file: string): PriceSettings {
   const fix = 'Fix the value or remove the key.';
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new UserError(
-      `In ${file}, "prices" must be an object of model id prefixes or families (opus, sonnet, haiku) to prices in USD ` +
-        `per million tokens, like ${EXAMPLE}. ${fix}`,
+      `In ${file}, "prices" must be an object of model ids, id prefixes or aliases (opus, sonnet, haiku, fable) to ` +
+        `prices in USD per million tokens, like ${EXAMPLE}. ${fix}`,
       EXIT.config,
     );
   }
@@ -48,13 +48,13 @@ export function parsePriceSettings(value: unknown, file: string): PriceSettings 
 
 /**
  * A repository's config may price models nothing else prices (its gateway's ids, say), not change
- * a price the built-in table or the user's config knows: a cloned repository could otherwise make
- * a session look cheaper than it is.
+ * a price the model table or the user's config knows: a cloned repository could otherwise make a
+ * session look cheaper than it is.
  */
 export function checkProjectPrices(project: PriceSettings, user: PriceSettings, projectFile: string, userFile: string): void {
   const known = new Pricing({ user });
   for (const model of Object.keys(project)) {
-    if (!known.priceOf(model)) continue;
+    if (!known.has(model)) continue;
     throw new UserError(
       `In ${projectFile}, "prices.${model}" would change a price Infinity Code already knows. A repository's config ` +
         'may only price models that have no price yet (a cloned repository could carry one that hides what a session ' +

@@ -1,7 +1,13 @@
-// Token prices, to estimate what a session costs: an estimate for displays, not a bill.
+// Token prices, to estimate what a session costs: an estimate for displays, not a bill. The list
+// prices are the model table's (@infinity-code/runtime/models, a light module: the TUI's first
+// frame needs them for the status line); the user's config may set others.
 import type { Usage } from '@infinity-code/runtime/messages';
+import { modelInfo, resolveModelId, type ModelInfo, type ModelPrice } from '@infinity-code/runtime/models';
 
-/** USD per million tokens. */
+/**
+ * USD per million tokens. `cacheWrite` is the price of a 5-minute cache write: the runtime marks
+ * its cache breakpoints with the default lifetime, never the 1-hour one.
+ */
 export interface Price {
   input: number;
   output: number;
@@ -17,82 +23,91 @@ export interface PriceSetting {
   cacheRead?: number;
 }
 
-/** Config `prices`: keyed by a model id prefix or a family name (opus, sonnet, haiku). */
+/**
+ * Config `prices`: keyed by a model id, an id prefix (`my-gateway/`, `claude-sonnet-5-5` for its
+ * dated ids too), or an alias (`opus`, `sonnet`, `haiku`, `fable`: the model it stands for).
+ */
 export type PriceSettings = Readonly<Record<string, PriceSetting>>;
 
-export const FAMILIES = ['opus', 'sonnet', 'haiku'] as const;
-export type Family = (typeof FAMILIES)[number];
+/**
+ * A model's prices: one, or (Haiku 5.5) a cheaper one for requests whose whole prompt (input,
+ * cache writes and cache reads) is at most `upToPromptTokens`.
+ */
+export interface ModelPricing {
+  price: Price;
+  shortPrompt?: { upToPromptTokens: number; price: Price };
+}
 
 export function toPrice(s: PriceSetting): Price {
   return {
     input: s.input,
     output: s.output,
-    // Anthropic's list prices: 5-minute cache writes at 1.25x input, cache reads at 0.1x.
+    // Anthropic's usual multipliers: 5-minute cache writes at 1.25x input, cache reads at 0.1x
+    // (some models read for less, e.g. Sonnet 5.5 at 0.05x: a setting for one states it).
     cacheWrite: s.cacheWrite ?? s.input * 1.25,
     cacheRead: s.cacheRead ?? s.input * 0.1,
   };
 }
 
-const price = (input: number, output: number): Price => toPrice({ input, output });
+const fromTable = (p: ModelPrice): Price => ({ input: p.input, output: p.output, cacheWrite: p.cacheWrite5m, cacheRead: p.cacheRead });
 
-/** Keys (id prefixes or family names) and their prices. */
-type Table = ReadonlyArray<readonly [key: string, price: Price]>;
-
-/**
- * Published list prices. Prefixes resolve dated ids (claude-sonnet-4-5-20250929); the family
- * names after them resolve ids newer than this table (and other spellings, such as Bedrock's) at
- * the family's current price.
- */
-const BUILT_IN: Table = [
-  ['claude-opus-4-5', price(5, 25)],
-  // Opus 4 (claude-opus-4-0, claude-opus-4-20250514, Vertex's claude-opus-4@20250514) and 4.1
-  // kept the old Opus price; later Opus ids fall through to the family's.
-  ['claude-opus-4-1', price(15, 75)],
-  ['claude-opus-4-0', price(15, 75)],
-  ['claude-opus-4-2025', price(15, 75)],
-  ['claude-opus-4@', price(15, 75)],
-  ['claude-3-opus', price(15, 75)],
-  ['claude-sonnet-4', price(3, 15)],
-  ['claude-3-7-sonnet', price(3, 15)],
-  ['claude-3-5-sonnet', price(3, 15)],
-  ['claude-haiku-4', price(1, 5)],
-  ['claude-3-5-haiku', price(0.8, 4)],
-  ['claude-3-haiku', price(0.25, 1.25)],
-  ['opus', price(5, 25)],
-  ['sonnet', price(3, 15)],
-  ['haiku', price(1, 5)],
-];
-
-/** The family a model id names, as a word of it (claude-opus-4-5, anthropic.claude-3-haiku-...). */
-export function familyOf(model: string): Family | undefined {
-  const words = model.toLowerCase().split(/[^a-z]+/);
-  return FAMILIES.find((f) => words.includes(f));
+function tablePricing(info: ModelInfo): ModelPricing {
+  const tier = info.shortPromptPrice;
+  return {
+    price: fromTable(info.price),
+    ...(tier ? { shortPrompt: { upToPromptTokens: tier.upToInputTokens, price: fromTable(tier.price) } } : {}),
+  };
 }
+
+/** Every token of a completion's prompt: what Haiku 5.5's price tier is chosen by. */
+export function promptTokens(u: Usage): number {
+  return u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+}
+
+/** The price for one request whose prompt has `prompt` tokens. */
+function priceAt(p: ModelPricing, prompt: number): Price {
+  return p.shortPrompt && prompt <= p.shortPrompt.upToPromptTokens ? p.shortPrompt.price : p.price;
+}
+
+function usd(p: Price, u: Usage): number {
+  return (
+    (u.input_tokens * p.input + u.output_tokens * p.output + u.cache_creation_input_tokens * p.cacheWrite + u.cache_read_input_tokens * p.cacheRead) /
+    1_000_000
+  );
+}
+
+type Settings = ReadonlyArray<readonly [key: string, price: Price]>;
+
+const settingsOf = (s: PriceSettings | undefined): Settings => Object.entries(s ?? {}).map(([key, p]) => [key, toPrice(p)] as const);
 
 /**
  * The id starts with the key, itself or after a provider's namespace
- * (anthropic.claude-opus-4-1-... on Bedrock, anthropic/claude-... on gateways).
+ * (anthropic.claude-sonnet-5-5-... on Bedrock, anthropic/claude-... on gateways).
  */
 function startsWithKey(model: string, key: string): boolean {
   return model.startsWith(key) || model.includes(`.${key}`) || model.includes(`/${key}`);
 }
 
-/** The longest key the id starts with, else a family key the id names. */
-function lookup(table: Table, model: string): Price | undefined {
-  let best: (typeof table)[number] | undefined;
-  for (const entry of table) {
+/**
+ * The setting that names `model`: its own id, then an alias that stands for it (`opus` for
+ * claude-opus-5-5 and its dated ids), then the longest id prefix. No family guess: `opus`
+ * names today's Opus, not every id with "opus" in it.
+ */
+function settingFor(settings: Settings, model: string): Price | undefined {
+  const exact = settings.find(([key]) => key === model);
+  if (exact) return exact[1];
+  const id = modelInfo(model)?.id;
+  const alias = id === undefined ? undefined : settings.find(([key]) => resolveModelId(key) !== key && resolveModelId(key) === id);
+  if (alias) return alias[1];
+  let best: Settings[number] | undefined;
+  for (const entry of settings) {
     if (startsWithKey(model, entry[0]) && (!best || entry[0].length > best[0].length)) best = entry;
   }
-  if (best) return best[1];
-  const family = familyOf(model);
-  return family ? table.find(([key]) => key === family)?.[1] : undefined;
+  return best?.[1];
 }
 
-const tableOf = (settings: PriceSettings | undefined): Table =>
-  Object.entries(settings ?? {}).map(([key, s]) => [key, toPrice(s)] as const);
-
 export interface PricingOptions {
-  /** The user's config: wins over the built-in prices. */
+  /** The user's config: wins over the model table. */
   user?: PriceSettings;
   /**
    * The project's config: prices only models nothing else prices (a cloned repository must not
@@ -101,38 +116,60 @@ export interface PricingOptions {
   project?: PriceSettings;
 }
 
-/** Prices per model: the user's settings, then the built-in table, then the project's settings. */
+/**
+ * Prices per model: the user's settings, then the model table, then the project's settings. An
+ * id none of them knows (a newer model, a gateway's name) has no price: its cost is unknown
+ * rather than guessed from a similar name.
+ */
 export class Pricing {
-  private readonly tables: Table[];
+  private readonly user: Settings;
+  private readonly project: Settings;
 
   constructor(o: PricingOptions = {}) {
-    this.tables = [tableOf(o.user), BUILT_IN, tableOf(o.project)];
+    this.user = settingsOf(o.user);
+    this.project = settingsOf(o.project);
   }
 
-  priceOf(model: string): Price | undefined {
-    for (const t of this.tables) {
-      const p = lookup(t, model);
-      if (p) return p;
-    }
-    return undefined;
+  pricingOf(model: string): ModelPricing | undefined {
+    const user = settingFor(this.user, model);
+    if (user) return { price: user };
+    const info = modelInfo(model);
+    if (info) return tablePricing(info);
+    const project = settingFor(this.project, model);
+    return project ? { price: project } : undefined;
   }
 
-  /** Estimated cost in USD, or undefined for a model with no known price. */
+  /** Whether `model` has a price at all. */
+  has(model: string): boolean {
+    return this.pricingOf(model) !== undefined;
+  }
+
+  /** The price of one request to `model` whose prompt has `prompt` tokens (see ModelPricing). */
+  priceOf(model: string, prompt: number): Price | undefined {
+    const p = this.pricingOf(model);
+    return p && priceAt(p, prompt);
+  }
+
+  /**
+   * Estimated USD of ONE completion (its price tier chosen by its own prompt), or undefined for a
+   * model with no known price. For sums of several completions, see costOfTotals.
+   */
   cost(model: string, usage: Usage): number | undefined {
-    const p = this.priceOf(model);
-    if (!p) return undefined;
-    return (
-      (usage.input_tokens * p.input +
-        usage.output_tokens * p.output +
-        usage.cache_creation_input_tokens * p.cacheWrite +
-        usage.cache_read_input_tokens * p.cacheRead) /
-      1_000_000
-    );
+    const p = this.pricingOf(model);
+    return p && usd(priceAt(p, promptTokens(usage)), usage);
+  }
+
+  /**
+   * Estimated USD of `completions` completions known only by their summed usage. A tiered price
+   * (Haiku 5.5) is chosen by their average prompt: an estimate, since a sum can't say which
+   * completions were short. Where each completion's usage is seen (the status line, a headless
+   * run's total), cost() prices each by its own prompt instead.
+   */
+  costOfTotals(model: string, usage: Usage, completions: number): number | undefined {
+    const p = this.pricingOf(model);
+    return p && usd(priceAt(p, promptTokens(usage) / Math.max(1, completions)), usage);
   }
 }
 
-/** The built-in prices alone (no config). */
+/** The model table's prices alone (no config). */
 export const BUILT_IN_PRICING = new Pricing();
-
-/** Current models of each family (offered by `/model` with no argument). */
-export const SUGGESTED_MODELS: readonly string[] = ['claude-opus-4-5', 'claude-sonnet-4-5', 'claude-haiku-4-5'];

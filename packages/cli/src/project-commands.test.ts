@@ -23,7 +23,7 @@ describe('project command files', () => {
       'description: "Review the change: carefully"',
       "argument-hint: '[file] [focus]'",
       'allowed-tools: Bash(git diff:*), Read',
-      'model: claude-opus-4-5',
+      'model: claude-opus-5-5',
       'tags:',
       '  - review',
       '# a comment',

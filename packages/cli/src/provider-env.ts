@@ -1,18 +1,31 @@
 import { EXIT, UserError } from './exit-codes.js';
 
+/**
+ * How the CLI reaches the Messages API: an API key (sent as `x-api-key`) or a bearer token (sent
+ * as `Authorization: Bearer`, what gateways and proxies issue), or both when both are set, as the
+ * SDK and Claude Code do; and the API's address when it is not Anthropic's.
+ */
+export interface AnthropicCredentials {
+  apiKey?: string;
+  authToken?: string;
+  baseURL?: string;
+}
+
 /** The Anthropic credentials from the environment, or a config error saying what to do. */
-export function anthropicEnv(env: NodeJS.ProcessEnv): { apiKey: string; baseURL?: string } {
-  const apiKey = env.ANTHROPIC_API_KEY;
-  if (!apiKey) {
+export function anthropicEnv(env: NodeJS.ProcessEnv): AnthropicCredentials {
+  const apiKey = env.ANTHROPIC_API_KEY || undefined;
+  const authToken = env.ANTHROPIC_AUTH_TOKEN || undefined;
+  if (!apiKey && !authToken) {
     throw new UserError(
-      'ANTHROPIC_API_KEY is not set. Export your Anthropic API key (export ANTHROPIC_API_KEY=...) ' +
+      'Neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set. Export your Anthropic API key ' +
+        '(export ANTHROPIC_API_KEY=...), or the bearer token your gateway issued (export ANTHROPIC_AUTH_TOKEN=...), ' +
         'and run again, or try `infinity-code --demo`, which needs no key.',
       EXIT.config,
     );
   }
   const baseURL = env.ANTHROPIC_BASE_URL;
   if (baseURL) checkBaseURL(baseURL);
-  return baseURL ? { apiKey, baseURL } : { apiKey };
+  return { ...(apiKey ? { apiKey } : {}), ...(authToken ? { authToken } : {}), ...(baseURL ? { baseURL } : {}) };
 }
 
 /**

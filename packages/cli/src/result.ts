@@ -114,14 +114,17 @@ export function buildResult(sessionId: string, model: string, tally: RunTally, o
 
 /**
  * A partial sum would read as the whole cost to a script, so one unpriced model makes it null.
- * Rounded to a millionth of a dollar: the sum of many small floats carries noise below that.
+ * Each completion is priced on its own (its model, and its prompt for a tiered price). Rounded to
+ * a millionth of a dollar: the sum of many small floats carries noise below that.
  */
 export function totalCost(tally: RunTally, pricing: Pricing): number | null {
   let usd = 0;
   for (const [model, m] of tally.byModel) {
-    const cost = pricing.cost(model, m.usage);
-    if (cost === undefined) return null;
-    usd += cost;
+    for (const usage of m.each) {
+      const cost = pricing.cost(model, usage);
+      if (cost === undefined) return null;
+      usd += cost;
+    }
   }
   return Math.round(usd * 1e6) / 1e6;
 }

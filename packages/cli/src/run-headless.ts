@@ -1,5 +1,6 @@
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { ModelProvider, Quiescence, RuntimeEvent } from '@infinity-code/runtime';
+import type { Effort } from '@infinity-code/runtime/models';
 import { timed, timingMark } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
 import { pricingOf } from './config.js';
@@ -21,7 +22,10 @@ export type OutputFormat = 'text' | 'json' | 'stream-json';
 
 export interface HeadlessOptions {
   task: string;
+  /** --model: an id or alias. */
   model?: string;
+  /** --effort. */
+  effort?: Effort;
   yes: boolean;
   outputFormat: OutputFormat;
   continueLatest: boolean;
@@ -58,6 +62,7 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     env: o.env,
     title: o.task,
     ...(o.model ? { model: o.model } : {}),
+    ...(o.effort ? { effort: o.effort } : {}),
     continueLatest: o.continueLatest,
     ...(o.resume ? { resume: o.resume } : {}),
     ...(o.provider ? { provider: o.provider } : {}),

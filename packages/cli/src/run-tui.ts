@@ -1,5 +1,6 @@
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { HistoryMessage, ModelProvider } from '@infinity-code/runtime';
+import type { Effort } from '@infinity-code/runtime/models';
 import { pricingOf } from './config.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { promptWorkspace } from './prompt-workspace.js';
@@ -16,6 +17,7 @@ export interface InteractiveOptions {
   env: NodeJS.ProcessEnv;
   flags: {
     model?: string;
+    effort?: Effort;
     continue?: boolean;
     resume?: string;
     maxTurns?: number;
@@ -44,6 +46,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
     env: o.env,
     title: TITLE,
     ...(f.model ? { model: f.model } : {}),
+    ...(f.effort ? { effort: f.effort } : {}),
     continueLatest: f.continue === true,
     ...(f.resume ? { resume: f.resume } : {}),
     ...(o.provider ? { provider: o.provider } : {}),
@@ -58,6 +61,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
   const opening = new Promise<void>((resolve) => (start = resolve)).then(() => openController(setup, o.env, o.cwd, o.throwaway === true));
   const info = {
     model: setup.model,
+    ...(setup.effort ? { effort: setup.effort } : {}),
     contextWindow: setup.config.contextWindow,
     backend: '…',
     sessionId: setup.session.id,
@@ -185,6 +189,10 @@ async function openController(
       setModel(id) {
         agent.setModel(id);
         return Promise.resolve({ contextWindow: setup.config.contextWindow });
+      },
+      setEffort(effort) {
+        agent.setEffort(effort);
+        return Promise.resolve();
       },
       async newSession() {
         const id = await agent.newSession(TITLE);

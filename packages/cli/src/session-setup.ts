@@ -3,9 +3,12 @@
 // frame): nothing here loads the runtime, SQLite or the sandboxes; AgentSession.open does.
 import { join } from 'node:path';
 import type { ModelProvider, RetryPolicy } from '@infinity-code/runtime';
+import type { Effort } from '@infinity-code/runtime/models';
 import { loadConfig, retryFromEnv, type Config } from './config.js';
+import { chooseEffort } from './effort.js';
+import { chooseModel } from './model-choice.js';
 import { requireGitRoot } from './project.js';
-import { anthropicEnv } from './provider-env.js';
+import { anthropicEnv, type AnthropicCredentials } from './provider-env.js';
 import { mcpSessionOptions, type McpSessionOptions } from './mcp-setup.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { SessionRegistry, type SessionInfo } from './sessions.js';
@@ -13,8 +16,10 @@ import { SessionRegistry, type SessionInfo } from './sessions.js';
 export interface SessionRequest {
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** --model; the config's otherwise. */
+  /** --model (an id or alias); else ANTHROPIC_MODEL, else the config's (see chooseModel). */
   model?: string;
+  /** --effort; the config's otherwise (see chooseEffort). */
+  effort?: Effort;
   /** -c: the latest session of the project (a new one when there is none). */
   continueLatest?: boolean;
   /** -r: a session by id or unique id prefix. */
@@ -38,7 +43,10 @@ export interface SessionSetup {
   /** The repository's root. */
   root: string;
   config: Config;
+  /** The model's id (an alias given is resolved; a retired model was refused). */
   model: string;
+  /** `output_config.effort` to send; unset, none is sent and the model's default applies. */
+  effort?: Effort;
   /** From INFINITY_CODE_RETRY: retry and timeout settings of model calls. */
   retry?: Partial<RetryPolicy>;
   /** The project's sessions: where a session's sandboxes are recorded for -c. */
@@ -48,7 +56,7 @@ export interface SessionSetup {
   /** The model provider given (the demo's)... */
   provider?: ModelProvider;
   /** ...or else the Anthropic API's credentials (checked here, used when the session opens). */
-  credentials?: { apiKey: string; baseURL?: string };
+  credentials?: AnthropicCredentials;
   maxTurns?: number;
   network?: NetworkSetting;
   unsandboxed: boolean;
@@ -60,13 +68,20 @@ export interface SessionSetup {
 
 /**
  * Checks what can be checked before anything starts (a git repository, valid config and
- * INFINITY_CODE_RETRY, credentials), then picks the session: -r's, -c's, or a new one.
- * Throws UserError with what to do.
+ * INFINITY_CODE_RETRY, a model that is not retired, an effort it accepts, credentials), then
+ * picks the session: -r's, -c's, or a new one. Throws UserError with what to do.
  */
 export function setUpSession(o: SessionRequest): SessionSetup {
   const root = requireGitRoot(o.cwd);
   const config = loadConfig({ env: o.env, projectRoot: root });
   const retry = retryFromEnv(o.env);
+  const model = chooseModel({ ...(o.model !== undefined ? { flag: o.model } : {}), env: o.env, config: config.model });
+  const effort = chooseEffort({
+    ...(o.effort !== undefined ? { flag: o.effort } : {}),
+    ...(config.effort !== undefined ? { config: config.effort } : {}),
+    ...(config.effortFile !== undefined ? { configFile: config.effortFile } : {}),
+    model,
+  });
   const provider = o.provider ? { provider: o.provider } : { credentials: anthropicEnv(o.env) };
   const registry = new SessionRegistry(join(root, '.infinity'));
   const session = o.resume
@@ -88,7 +103,8 @@ export function setUpSession(o: SessionRequest): SessionSetup {
   return {
     root,
     config,
-    model: o.model ?? config.model,
+    model,
+    ...(effort !== undefined ? { effort } : {}),
     ...provider,
     ...(retry ? { retry } : {}),
     registry,

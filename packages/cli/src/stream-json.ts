@@ -37,6 +37,9 @@ interface Reply {
   usage: Usage;
   model: string;
   finished: boolean;
+  /** The reply's blocks as the runtime stored them: thinking (with its signature), text, calls. */
+  content?: readonly ContentBlock[];
+  stopReason?: string | null;
 }
 
 /** Turns the runtime's event stream into stream-json lines, written through `write`. */
@@ -99,7 +102,11 @@ export class StreamJsonWriter {
       }
       case 'completion-finished': {
         const r = this.replies.get(e.threadId);
-        if (r) Object.assign(r, { usage: e.usage, finished: true });
+        if (r) {
+          Object.assign(r, { usage: e.usage, finished: true });
+          if (e.content) r.content = e.content;
+          if (e.stopReason !== undefined) r.stopReason = e.stopReason;
+        }
         return;
       }
       case 'tool-call': {
@@ -183,7 +190,9 @@ export class StreamJsonWriter {
     const r = this.replies.get(threadId);
     if (!r?.finished) return;
     this.replies.delete(threadId);
-    const content: ContentBlock[] = [...(r.text !== '' ? [{ type: 'text' as const, text: r.text }] : []), ...r.toolUses];
+    // Thinking blocks come as Claude Code shows them: `thinking` (the progress notes, empty when
+    // the model's display omits them) and `signature`.
+    const content: readonly ContentBlock[] = r.content ?? [...(r.text !== '' ? [{ type: 'text' as const, text: r.text }] : []), ...r.toolUses];
     if (content.length === 0) return;
     this.line({
       type: 'assistant',
@@ -193,7 +202,7 @@ export class StreamJsonWriter {
         role: 'assistant',
         model: r.model,
         content,
-        stop_reason: r.toolUses.length > 0 ? 'tool_use' : 'end_turn',
+        stop_reason: r.stopReason ?? (r.toolUses.length > 0 ? 'tool_use' : 'end_turn'),
         stop_sequence: null,
         usage: r.usage,
       },

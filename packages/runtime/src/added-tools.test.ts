@@ -1,5 +1,6 @@
 // Tools added once the system runs (a tool server that came up after the session started): offered
-// from the next completion on, to every thread alike; a call of a tool this process doesn't offer
+// to every thread alike when they came before the first completion, never under a conversation
+// already under way (its thinking is bound to its tools); a call of a tool this process doesn't offer
 // (yet) after a restart is reported as interrupted, never waited for.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { ScriptedProvider } from './scripted-provider.js';
 import { SqliteStore } from './sqlite-store.js';
 import { tempDir } from './test-support/harness.js';
 import type { AsyncTool } from './tool.js';
-import { ToolRegistry } from './tool-registry.js';
+import { TOOLS_AFTER_START, ToolRegistry } from './tool-registry.js';
 import { INTERRUPTED_BY_RESTART } from './wording.js';
 
 function lateTool(calls: string[], answer = true): AsyncTool {
@@ -34,7 +35,7 @@ const resultText = (r: CompletionRequest): string | undefined => {
 };
 
 describe('tools added while the system runs', () => {
-  it('are offered from the next completion on and their calls run', async () => {
+  it('are offered when added before the first completion, and their calls run', async () => {
     const offered: string[][] = [];
     const calls: string[] = [];
     const system = new LocalSystem({
@@ -44,23 +45,42 @@ describe('tools added while the system runs', () => {
         offered.push(r.tools.map((t) => t.name));
         const result = resultText(r);
         if (result !== undefined) return { text: `read: ${result}` };
-        if (r.tools.some((t) => t.name === 'late_tool')) return { toolCall: { name: 'late_tool', input: { n: 7 } } };
-        return { text: 'no such tool yet' };
+        return { toolCall: { name: 'late_tool', input: { n: 7 } } };
+      }),
+    });
+    await system.start();
+    expect(await system.addTools([lateTool(calls)])).toEqual([]);
+    await system.sendUserText('t1', 'first');
+    await system.whenIdle();
+    expect(offered[0]).toContain('late_tool');
+    expect(calls).toHaveLength(1);
+    await system.close();
+  });
+
+  it('are left out, saying why, once a completion has been requested: the tools of a conversation never change', async () => {
+    const offered: string[][] = [];
+    const calls: string[] = [];
+    const system = new LocalSystem({
+      store: new MemoryStore(),
+      model: 'm',
+      provider: new ScriptedProvider((r) => {
+        offered.push(r.tools.map((t) => t.name));
+        return { text: 'ok' };
       }),
     });
     await system.start();
     await system.sendUserText('t1', 'first');
     await system.whenIdle();
-    expect(offered[0]).not.toContain('late_tool');
-
-    expect(await system.addTools([lateTool(calls)])).toEqual([]);
+    const left = await system.addTools([lateTool(calls)]);
+    expect(left).toEqual([{ name: 'late_tool', reason: TOOLS_AFTER_START }]);
     await system.sendUserText('t1', 'second');
+    await system.sendUserText('t2', 'another thread');
     await system.whenIdle();
-    expect(offered[1]).toContain('late_tool');
-    // Added at the end: the earlier tools keep their places (and the cached prefix up to them).
-    expect(offered[1].slice(0, offered[0].length)).toEqual(offered[0]);
-    expect(calls).toHaveLength(1);
     expect(offered).toHaveLength(3);
+    // Byte for byte the same list: the model's thinking stays bound to it.
+    expect(offered[1]).toEqual(offered[0]);
+    expect(offered[2]).toEqual(offered[0]);
+    expect(offered[1]).not.toContain('late_tool');
     await system.close();
   });
 

@@ -8,7 +8,7 @@ import { Preparer } from './prepare.js';
 import type { Effort } from './models.js';
 import type { CompletionRequest, ModelProvider, StopDetails, ThinkingDisplay } from './provider.js';
 import { userTextMessage } from './history.js';
-import { DEFAULT_PHRASES } from './wording.js';
+import { STOP_PHRASES } from './wording.js';
 import type { RuntimeServices } from './services.js';
 import type { LoadedThread, PendingCall, ThreadRecord } from './store.js';
 import { finishEphemeral, spawnCompactionThread, spawnEventThread, startChildren } from './thread-lifecycle.js';
@@ -104,7 +104,7 @@ export async function runSlice(
     const resume = prep.compactionComplete.length > 0 && awaitsReply(thread, tx);
     if (prep.compactionComplete.length > 0) await reloadView(deps, thread);
     if (!resume) return finish(deps, thread, tx, 'skipped');
-    if (!awaitsReply(thread, tx)) tx.push(userTextMessage(DEFAULT_PHRASES.contextFull));
+    if (!awaitsReply(thread, tx)) tx.push(userTextMessage(STOP_PHRASES.contextFull));
     tx.afterCompaction = true;
     const resumed = await converse(deps, thread, tx, opts.signal);
     await tx.commit(bus);
@@ -127,7 +127,7 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
   const { bus } = deps;
   const record = thread.record;
   const threadId = record.id;
-  const tools = deps.tools.definitions();
+  const tools = deps.tools.offered();
   for (;;) {
     const budget = budgetExceeded(deps, record, tx);
     if (budget) {
@@ -198,7 +198,7 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
         bus.emit({ type: 'error', threadId, kind: 'budget', message: `The answer reached the output limit ${MAX_CONTINUATIONS + 1} times in a row and was left cut.` });
         return 'failed';
       }
-      tx.push(userTextMessage(DEFAULT_PHRASES.replyCut));
+      tx.push(userTextMessage(STOP_PHRASES.replyCut));
       tx.continuing = true;
       continue;
     }
@@ -247,7 +247,7 @@ function resolveBatch(
   for (const [i, call] of calls.entries()) {
     const resolution =
       call.id === cut?.id
-        ? { kind: 'error' as const, message: DEFAULT_PHRASES.callCut.replace('{limit}', String(cut.limit)) }
+        ? { kind: 'error' as const, message: STOP_PHRASES.callCut.replace('{limit}', String(cut.limit)) }
         : i < cap
           ? deps.tools.resolve(call)
           : { kind: 'error' as const, message: overCap(calls.length, cap) };
@@ -312,7 +312,7 @@ async function contextFull(deps: SliceDeps, thread: LoadedThread, tx: Turn): Pro
     });
     return 'failed';
   }
-  tx.push(userTextMessage(DEFAULT_PHRASES.contextFull));
+  tx.push(userTextMessage(STOP_PHRASES.contextFull));
   await requestCompaction(deps, thread, tx);
   return 'skipped';
 }
@@ -441,7 +441,7 @@ function announce(deps: SliceDeps, thread: LoadedThread, prep: Preparer): void {
 function awaitsReply(thread: LoadedThread, tx: Turn): boolean {
   const last = tx.view().at(-1);
   const block = last?.role === 'user' ? last.content.at(-1) : undefined;
-  return tx.batch.length === 0 && thread.record.status !== 'closed' && block?.type === 'text' && block.text === DEFAULT_PHRASES.contextFull;
+  return tx.batch.length === 0 && thread.record.status !== 'closed' && block?.type === 'text' && block.text === STOP_PHRASES.contextFull;
 }
 
 /** After a compaction: the stored view now starts with the summary. */

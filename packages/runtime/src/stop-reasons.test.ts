@@ -8,7 +8,7 @@ import type { CompletionRequest } from './provider.js';
 import type { ScriptedReply } from './scripted-provider.js';
 import { lastText, makeHarness, shape, type Mode, type StoreKind } from './test-support/harness.js';
 import { echoTool } from './test-support/tools.js';
-import { DEFAULT_PHRASES } from './wording.js';
+import { STOP_PHRASES } from './wording.js';
 
 const cases: Array<[Mode, StoreKind]> = [
   ['local', 'memory'],
@@ -91,7 +91,7 @@ describe.each(cases)('stop reasons in %s mode with the %s store', (mode, storeKi
     let calls = 0;
     const brain = (r: CompletionRequest): ScriptedReply => {
       calls++;
-      if (lastText(r) === DEFAULT_PHRASES.replyCut) return { text: 'second half.' };
+      if (lastText(r) === STOP_PHRASES.replyCut) return { text: 'second half.' };
       return { text: 'First half, ', stopReason: 'max_tokens' };
     };
     const h = makeHarness(mode, storeKind, { brain });
@@ -156,7 +156,7 @@ describe.each(cases)('stop reasons in %s mode with the %s store', (mode, storeKi
     const brain = (r: CompletionRequest): ScriptedReply => {
       const last = lastText(r);
       if (last.includes('compaction thread')) return { text: 'We were writing the report.' };
-      if (last.endsWith(DEFAULT_PHRASES.contextFull)) return { text: 'Report, continued.' };
+      if (last.endsWith(STOP_PHRASES.contextFull)) return { text: 'Report, continued.' };
       return { thinking: 'Writing.', text: 'Report, part one', stopReason: 'model_context_window_exceeded' };
     };
     const h = makeHarness(mode, storeKind, { brain });

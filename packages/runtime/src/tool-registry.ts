@@ -26,6 +26,11 @@ export type Resolution =
  * the injected-event name, unparsable and schema-violating arguments all become error results
  * the model can read and correct.
  */
+/** Why a tool that arrives once conversations are under way is not offered. */
+export const TOOLS_AFTER_START =
+  "it became ready after the conversation's first model request, and a conversation's tools can't change " +
+  '(the model\'s thinking is bound to them); it is offered from the next run';
+
 export class ToolRegistry {
   private readonly tools = new Map<string, { tool: Tool; validate?: InputCheck }>();
   /** For tools added later (MCP servers'): schemas checked against JSON Schema's meta-schema. */
@@ -45,6 +50,12 @@ export class ToolRegistry {
   #ajvClass: Promise<typeof Ajv> | undefined;
   #loadedAjv: typeof Ajv | undefined;
   private defs: readonly ToolDefinition[];
+  /**
+   * The list as the first completion got it: from then on every request offers exactly this.
+   * A conversation's tools may not change under it: the model's thinking blocks are bound to
+   * the request before them, tools included, and the API refuses them once anything differs.
+   */
+  #offered: readonly ToolDefinition[] | undefined;
 
   /**
    * `validators`: checks made ahead of time (Ajv's standalone code) for some of the schemas, by
@@ -69,6 +80,10 @@ export class ToolRegistry {
    * returned with the reason; the others are added.
    */
   async add(tools: readonly Tool[]): Promise<Array<{ name: string; reason: string }>> {
+    if (this.#offered) {
+      // Kept out of the conversations under way (see #offered); offered from the next one.
+      return tools.map((t) => ({ name: t.name, reason: TOOLS_AFTER_START }));
+    }
     const AjvClass = await this.ready();
     const rejected: Array<{ name: string; reason: string }> = [];
     const added: Tool[] = [];
@@ -145,6 +160,16 @@ export class ToolRegistry {
    */
   definitions(): readonly ToolDefinition[] {
     return this.defs;
+  }
+
+  /** What a completion offers: definitions(), frozen at the first call (see #offered). */
+  offered(): readonly ToolDefinition[] {
+    return (this.#offered ??= this.defs);
+  }
+
+  /** Whether tools can still be added to what conversations are offered. */
+  get frozen(): boolean {
+    return this.#offered !== undefined;
   }
 
   isPassive(name: string): boolean {

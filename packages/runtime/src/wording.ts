@@ -31,12 +31,6 @@ export interface Phrases {
   interruptedByRestart: string;
   /** The result of `spawn_thread`, to the spawning thread; `{child}` is the new thread's id. */
   spawned: string;
-  /** The result of a tool call the output limit cut mid-arguments (never run); `{limit}` in tokens. */
-  callCut: string;
-  /** Asks the model to go on with an answer the output limit cut. */
-  replyCut: string;
-  /** Asks the model to go on after the context filled up and the conversation was compacted. */
-  contextFull: string;
 }
 
 export const DEFAULT_PHRASES: Readonly<Phrases> = Object.freeze({
@@ -55,12 +49,22 @@ export const DEFAULT_PHRASES: Readonly<Phrases> = Object.freeze({
     'Error: this tool call was interrupted because Infinity Code stopped while it ran; it may have ' +
     'partly run. Check its effects before running it again.',
   spawned: "Spawned thread {child}. It works in parallel; its reports will arrive on this call. Don't do its task yourself.",
+});
+
+/**
+ * What the runtime tells the model when a reply stopped short (slice.ts). No reader parses them
+ * back, so they are not Phrases.
+ */
+export const STOP_PHRASES = Object.freeze({
+  /** The result of a tool call the output limit cut mid-arguments (never run); `{limit}` in tokens. */
   callCut:
     'Error: your reply reached the output limit ({limit} tokens) while writing the arguments of this call, so ' +
     'they were cut off and the call was not run. Make it again with less content in one call: split a large ' +
     'file into parts (create it with the first part, then add the rest with further edits), or a long command ' +
     'into several.',
+  /** Asks the model to go on with an answer the output limit cut. */
   replyCut: 'Your previous reply reached the output limit and was cut off. Continue exactly where it stopped.',
+  /** Asks the model to go on after the context filled up and the conversation was compacted. */
   contextFull:
     'Your previous reply was cut off because the context window is full. The conversation has been summarised; ' +
     'continue the task from where it stopped.',

@@ -30,8 +30,8 @@ describe('the TUI over a real LocalSystem', () => {
     expect(seen[0]).toContain('hi there');
     const f = rig.frame();
     expect(f).toMatch(/› hi there[\s\S]*● Hello! I can help with that\./);
-    // $3/M in and $15/M out for Sonnet: 0.30 + 0.15.
-    expect(f).toContain('claude-sonnet-4-5 · ↑100k ↓10k · $0.45 · ctx 50% · sandbox overlay · session root');
+    // The default model, Sonnet 5.5: $2/M in and $10/M out: 0.20 + 0.10.
+    expect(f).toContain('claude-sonnet-5-5 · ↑100k ↓10k · $0.30 · ctx 50% · sandbox overlay · session root');
     expect(f).not.toContain('Thinking');
   });
 
@@ -174,11 +174,68 @@ describe('slash commands', () => {
     expect(rig.frame()).toContain('Nothing is running.');
     await rig.submit('/sessions');
     expect(rig.frame()).toMatch(/\* root\s+fix the parser\n\s+older-se\s+2026-01-02 03:04\s+add docs/);
-    await rig.submit('/model claude-opus-4-5');
-    expect(models).toEqual(['claude-opus-4-5']);
-    expect(rig.frame()).toContain('claude-opus-4-5 · ↑0 ↓0');
+    await rig.submit('/model claude-opus-5-5');
+    expect(models).toEqual(['claude-opus-5-5']);
+    expect(rig.frame()).toContain('claude-opus-5-5 · ↑0 ↓0');
     await rig.submit('/model');
-    expect(rig.frame()).toContain('Model: claude-opus-4-5.');
+    expect(rig.frame()).toContain('Model: claude-opus-5-5 (Claude Opus 5.5). Switch with /model <alias|id>.');
+    expect(rig.frame()).toMatch(/\* claude-opus-5-5\s+opus\s+Claude Opus 5\.5\s+\$4 in \/ \$20 out/);
+  });
+
+  it('/model takes an alias and refuses a retired model; /effort sets the effort of the next completions', async () => {
+    const seen: Array<{ model: string; effort: string | undefined }> = [];
+    const now: { model: string; effort?: 'low' | 'medium' | 'high' | 'xhigh' | 'max' } = { model: 'claude-sonnet-5-5' };
+    rig = await startRig({
+      brain: (r) => (seen.push({ model: r.model, effort: r.effort }), { text: 'ok' }),
+      model: now.model,
+      // Read per completion, as the CLI's session does.
+      system: { model: () => now.model, effort: () => now.effort },
+      hooks: {
+        setModel: async (id) => void (now.model = id),
+        setEffort: async (effort) => void (effort === undefined ? delete now.effort : (now.effort = effort)),
+      },
+    });
+    const said = () => rig!.store.getState().items.flatMap((i) => (i.kind === 'notice' ? [`${i.level}: ${i.text}`] : []));
+    await rig.submit('/effort');
+    expect(said().at(-1)).toBe(
+      "info: Effort: the model's default, high (none is sent). claude-sonnet-5-5 accepts low, medium, high, xhigh, max; its default is high. " +
+        "Set it with /effort <level>, or /effort default for the model's own.",
+    );
+    await rig.submit('/effort low');
+    expect(said().at(-1)).toBe('info: Effort set to low.');
+    await rig.submit('/effort turbo');
+    expect(said().at(-1)).toMatch(/^error: Unknown effort level "turbo"\. Levels: low, medium, high, xhigh, max/);
+    await rig.submit('first');
+    await rig.settle();
+    expect(seen.at(-1)).toEqual({ model: 'claude-sonnet-5-5', effort: 'low' });
+
+    await rig.submit('/model claude-sonnet-4-5');
+    expect(said().at(-1)).toBe(
+      'error: /model claude-sonnet-4-5 names Claude Sonnet 4.5, retired on 2026-11-30: requests to it fail. Its replacement is ' +
+        'claude-sonnet-5-5 (Claude Sonnet 5.5): switch with /model claude-sonnet-5-5 (or /model sonnet). The model is still claude-sonnet-5-5.',
+    );
+    expect(now.model).toBe('claude-sonnet-5-5');
+    await rig.submit('/model opus');
+    expect(now.model).toBe('claude-opus-5-5');
+    expect(rig.frame()).toContain('claude-opus-5-5 · ');
+    await rig.submit('second');
+    await rig.settle();
+    expect(seen.at(-1)).toEqual({ model: 'claude-opus-5-5', effort: 'low' });
+
+    // A model that takes no effort level: the level goes, so its requests don't fail.
+    await rig.submit('/model claude-opus-4-8');
+    expect(said().slice(-3)).toEqual([
+      'info: Model set to claude-opus-4-8.',
+      'info: claude-opus-4-8 does not accept effort low: it accepts no effort level.',
+      "info: Effort set to the model's default.",
+    ]);
+    await rig.submit('/effort max');
+    expect(said().at(-1)).toBe(
+      "error: claude-opus-4-8 does not accept effort max: it accepts no effort level. The effort is still the model's default.",
+    );
+    await rig.submit('third');
+    await rig.settle();
+    expect(seen.at(-1)).toEqual({ model: 'claude-opus-4-8', effort: undefined });
   });
 
   it('/new starts a fresh session on a new root thread', async () => {

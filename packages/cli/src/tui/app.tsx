@@ -76,7 +76,7 @@ export function App({ store, controller, animate = true, workspace }: AppProps) 
   return (
     <Box flexDirection="column">
       <Transcript items={state.items} epoch={state.epoch} />
-      <LiveTurn text={state.liveText} busy={state.busy} running={rootRunning} maxLines={Math.max(4, rows - 14)} animate={animate} />
+      <LiveTurn text={state.liveText} thinking={state.liveThinking} busy={state.busy} running={rootRunning} maxLines={Math.max(4, rows - 14)} animate={animate} />
       <BackgroundRows commands={state.background} rootThreadId={state.rootThreadId} threads={state.threads} animate={animate} />
       <ThreadRows threads={state.threads} animate={animate} columns={stdout.columns > 0 ? stdout.columns : 80} />
       {state.leaving ? (

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { ReviewDecision } from '../review-diff.js';
 import type { CommandApproval, TuiController } from './controller.js';
 import { shortId } from './format.js';
-import { SUGGESTED_MODELS } from '../pricing.js';
+// The light subpath: this module is part of the first frame.
+import { resolveModelId } from '@infinity-code/runtime/models';
+import { effortProblem, effortText, parseEffortArg } from '../effort.js';
+import { modelsText, retiredModelMessage } from '../model-choice.js';
 import { expandCommand, NO_PROJECT_COMMANDS } from '../project-commands.js';
 import type { PromptWorkspace } from '../prompt-workspace.js';
 import { withAttachments } from '../user-message.js';
@@ -92,12 +95,33 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
         return say(ctx, `Sessions (resume one with infinity-code -r <id>):\n${lines.join('\n')}`);
       }
       case 'model': {
-        if (!cmd.id) {
-          const model = store.getState().status.model;
-          return say(ctx, `Model: ${model}. Switch with /model <id>, e.g. ${SUGGESTED_MODELS.join(', ')}.`);
+        const { model: current, effort } = store.getState().status;
+        if (!cmd.id) return say(ctx, modelsText(current, store.getState().pricing));
+        // Refused here, before any request: the session keeps its model.
+        const retired = retiredModelMessage(cmd.id, { kind: 'tui', current });
+        if (retired) return say(ctx, retired, 'error');
+        const id = resolveModelId(cmd.id);
+        const r = await controller.setModel(id);
+        store.dispatch({ type: 'ui:model', model: id, ...(r?.contextWindow ? { contextWindow: r.contextWindow } : {}) });
+        // A level the new model doesn't accept is dropped, and said: its own default applies (the
+        // provider would not send that level to it), and /effort shows what is in force.
+        const problem = effort === undefined ? undefined : effortProblem(effort, id);
+        if (problem) {
+          say(ctx, problem);
+          await controller.setEffort(undefined);
+          store.dispatch({ type: 'ui:effort', effort: undefined });
         }
-        const r = await controller.setModel(cmd.id);
-        return store.dispatch({ type: 'ui:model', model: cmd.id, ...(r?.contextWindow ? { contextWindow: r.contextWindow } : {}) });
+        return;
+      }
+      case 'effort': {
+        const { model, effort } = store.getState().status;
+        if (!cmd.level) return say(ctx, effortText(model, effort));
+        const wanted = parseEffortArg(cmd.level);
+        if ('error' in wanted) return say(ctx, wanted.error, 'error');
+        const problem = wanted.effort === undefined ? undefined : effortProblem(wanted.effort, model);
+        if (problem) return say(ctx, `${problem} The effort is still ${effort ?? "the model's default"}.`, 'error');
+        await controller.setEffort(wanted.effort);
+        return store.dispatch({ type: 'ui:effort', effort: wanted.effort });
       }
       case 'cost': {
         const rows = await controller.usage();

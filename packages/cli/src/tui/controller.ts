@@ -1,5 +1,6 @@
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { Observer, ThreadUsage } from '@infinity-code/runtime';
+import type { Effort } from '@infinity-code/runtime/models';
 import type { QuitChoice } from '../pending-changes.js';
 import type { Pricing } from '../pricing.js';
 import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
@@ -7,6 +8,8 @@ import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 /** What the TUI is started with. */
 export interface TuiInfo {
   model: string;
+  /** `output_config.effort` sent (--effort, the config's); unset: the model's default. */
+  effort?: Effort;
   /** The model's context window in tokens (for the context % in the status line). */
   contextWindow: number;
   /** The sandbox backend in use (overlay, fuse-overlayfs, reflink, copy...). */
@@ -14,7 +17,7 @@ export interface TuiInfo {
   sessionId: string;
   /** The session's root thread; defaults to `sessionId` (a session is its root thread). */
   rootThreadId?: string;
-  /** Prices for the status line and `/cost`; the built-in ones by default. */
+  /** Prices for the status line and `/cost`; the model table's by default. */
   pricing?: Pricing;
 }
 
@@ -121,6 +124,8 @@ export interface TuiController {
   listSessions(): Promise<SessionSummary[]>;
   /** Switch models for the next completions; returns the new context window if it changed. */
   setModel(id: string): Promise<{ contextWindow?: number } | void>;
+  /** Set the effort of the next completions (`/effort`); undefined: none is sent, the model's default applies. */
+  setEffort(effort: Effort | undefined): Promise<void>;
   /** Stored usage of the session's threads per model (`/cost`), earlier runs of it included. */
   usage(): Promise<ThreadUsage[]>;
   /** The root's accumulated diff against the working tree (`/diff`); null when there is none. */

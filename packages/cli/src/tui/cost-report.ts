@@ -18,7 +18,9 @@ export function costReport(rows: readonly ThreadUsage[], pricing: Pricing, sessi
   const unpriced = new Set<string>();
   const table: string[][] = [['thread', 'kind', 'model', 'calls', 'input', 'cache write', 'cache read', 'output', 'USD']];
   for (const r of rows) {
-    const usd = pricing.cost(r.model, r.usage);
+    // The store sums a thread's completions per model: with totals only, a tiered price (Haiku
+    // 5.5's short prompts) is chosen by the average prompt (see Pricing.costOfTotals).
+    const usd = pricing.costOfTotals(r.model, r.usage, r.completions);
     if (usd === undefined) unpriced.add(r.model);
     else totalUsd += usd;
     total = addUsage(total, r.usage);

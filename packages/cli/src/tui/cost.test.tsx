@@ -19,7 +19,7 @@ afterEach(async () => {
 
 const MTOK = 1_000_000;
 const ROOT_USAGE = { input_tokens: 2000, output_tokens: 1000, cache_creation_input_tokens: 10_000, cache_read_input_tokens: 0 };
-const CHILD_USAGE = { input_tokens: 300, output_tokens: 200, cache_creation_input_tokens: 0, cache_read_input_tokens: 10_000 };
+const CHILD_USAGE = { input_tokens: 30_000, output_tokens: 2000, cache_creation_input_tokens: 0, cache_read_input_tokens: 60_000 };
 
 /** The root delegates to a child and answers once it reports; every completion reports ROOT_USAGE or CHILD_USAGE. */
 function delegate(r: CompletionRequest): ScriptedReply {
@@ -33,16 +33,17 @@ function delegate(r: CompletionRequest): ScriptedReply {
   return { usage: ROOT_USAGE, toolCall: { name: 'spawn_thread', input: { instructions: 'do the work', child_of: me.stack } } };
 }
 
-// Opus 4.5 ($5/$25, cache write $6.25) for 2000 in, 10k cache write, 1000 out: $0.0975 per completion.
-const ROOT_COST = (2000 * 5 + 10_000 * 6.25 + 1000 * 25) / MTOK;
-// Haiku 4.5 ($1/$5, cache read $0.10) for 300 in, 10k cache read, 200 out: $0.0023.
-const CHILD_COST = (300 * 1 + 10_000 * 0.1 + 200 * 5) / MTOK;
+// Opus 5.5 ($4/$20, 5-minute cache write $5) for 2000 in, 10k cache write, 1000 out: $0.078 per completion.
+const ROOT_COST = (2000 * 4 + 10_000 * 5 + 1000 * 20) / MTOK;
+// Haiku 5.5 with a 90K-token prompt, at its short-prompt prices ($0.10/$0.50, cache read $0.01):
+// 30k in, 60k cache read, 2000 out make $0.0046 (at the long-prompt prices, $0.023).
+const CHILD_COST = (30_000 * 0.1 + 60_000 * 0.01 + 2000 * 0.5) / MTOK;
 
-const byKind = (t: ThreadRecord) => (t.kind === 'root' ? 'claude-opus-4-5' : 'claude-haiku-4-5');
+const byKind = (t: ThreadRecord) => (t.kind === 'root' ? 'claude-opus-5-5' : 'claude-haiku-5-5');
 
 describe('/cost and the status line', () => {
   it('/cost lists each thread with its model, tokens and USD, and the session total', async () => {
-    rig = await startRig({ brain: delegate, model: 'claude-opus-4-5', system: { model: byKind } });
+    rig = await startRig({ brain: delegate, model: 'claude-opus-5-5', system: { model: byKind } });
     await rig.submit('Delegate the work.');
     await rig.settle();
     await rig.submit('/cost');
@@ -51,12 +52,12 @@ describe('/cost and the status line', () => {
     const childId = rig.events.flatMap((e) => (e.type === 'thread-spawned' ? [e.childId] : []))[0];
     expect(f).toContain('Usage of session root (USD estimated at list prices):');
     expect(f).toMatch(/thread\s+kind\s+model\s+calls\s+input\s+cache write\s+cache read\s+output\s+USD/);
-    expect(f).toMatch(/root\s+root\s+claude-opus-4-5\s+3\s+6,000\s+30,000\s+0\s+3,000\s+\$0\.2925/);
-    expect(f).toMatch(new RegExp(`${childId.slice(0, 8)}\\s+child\\s+claude-haiku-4-5\\s+1\\s+300\\s+0\\s+10,000\\s+200\\s+\\$0\\.0023`));
-    expect(f).toMatch(/total\s+4\s+6,300\s+30,000\s+10,000\s+3,200\s+\$0\.2948/);
+    expect(f).toMatch(/root\s+root\s+claude-opus-5-5\s+3\s+6,000\s+30,000\s+0\s+3,000\s+\$0\.2340/);
+    expect(f).toMatch(new RegExp(`${childId.slice(0, 8)}\\s+child\\s+claude-haiku-5-5\\s+1\\s+30,000\\s+0\\s+60,000\\s+2,000\\s+\\$0\\.0046`));
+    expect(f).toMatch(/total\s+4\s+36,000\s+30,000\s+60,000\s+5,000\s+\$0\.2386/);
     // The status line agrees: each completion priced with its own model.
     expect(rig.store.getState().status.cost).toBeCloseTo(3 * ROOT_COST + CHILD_COST, 9);
-    expect(f).toContain('claude-opus-4-5 · ↑46k ↓3.2k · $0.29 ·');
+    expect(f).toContain('claude-opus-5-5 · ↑126k ↓5.0k · $0.24 ·');
   });
 
   it("/cost reads the store: a resumed session's earlier runs count, a model without a price says n/a", async () => {
@@ -75,7 +76,7 @@ describe('/cost and the status line', () => {
 
     rig = await startRig({
       brain: () => ({ text: 'Hello again.', usage: ROOT_USAGE }),
-      model: 'claude-opus-4-5',
+      model: 'claude-opus-5-5',
       system: { store: new SqliteStore({ path }) },
     });
     await rig.submit('/cost');
@@ -85,15 +86,15 @@ describe('/cost and the status line', () => {
     expect(f).toMatch(/total\s+1\s+1,234\s+0\s+0\s+56\s+≥\$0\.0000/);
     expect(f).toContain('No price for local-llm: the total leaves it out. Set one with "prices" in your config');
     // This run started at zero on screen; its own completion is priced.
-    expect(f).toContain('claude-opus-4-5 · ↑0 ↓0 · $0.00 ·');
+    expect(f).toContain('claude-opus-5-5 · ↑0 ↓0 · $0.00 ·');
 
     await rig.submit('say hello');
     await rig.settle();
     await rig.submit('/cost');
     await rig.untilState((s) => s.items.filter((i) => i.kind === 'notice' && i.text.startsWith('Usage of session')).length === 2);
     f = rig.frame();
-    expect(f).toMatch(/root\s+root\s+claude-opus-4-5\s+1\s+2,000\s+10,000\s+0\s+1,000\s+\$0\.0975/);
-    expect(f).toMatch(/total\s+2\s+3,234\s+10,000\s+0\s+1,056\s+≥\$0\.0975/);
+    expect(f).toMatch(/root\s+root\s+claude-opus-5-5\s+1\s+2,000\s+10,000\s+0\s+1,000\s+\$0\.0780/);
+    expect(f).toMatch(/total\s+2\s+3,234\s+10,000\s+0\s+1,056\s+≥\$0\.0780/);
   });
 
   it('/cost uses the prices of the config', async () => {
@@ -111,19 +112,22 @@ describe('/cost and the status line', () => {
     expect(rig.frame()).toContain('local-llm · ↑1.0M ↓1.0M · $2.00 ·');
   });
 
-  it('the status line prices each completion with its model across a /model switch, and says when part has no price', () => {
+  it('the status line prices each completion with its model and prompt across a /model switch, and says when part has no price', () => {
     const usage = { input_tokens: MTOK, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-    let s: UiState = initialState({ model: 'claude-opus-4-5', contextWindow: 0, backend: 'copy', sessionId: 'root' });
-    s = reduce(s, { type: 'completion-finished', threadId: 'root', model: 'claude-opus-4-5', usage });
-    s = reduce(s, { type: 'ui:model', model: 'claude-haiku-4-5' });
+    const short = { ...usage, input_tokens: 50_000 };
+    let s: UiState = initialState({ model: 'claude-opus-5-5', contextWindow: 0, backend: 'copy', sessionId: 'root' });
+    s = reduce(s, { type: 'completion-finished', threadId: 'root', model: 'claude-opus-5-5', usage });
+    s = reduce(s, { type: 'ui:model', model: 'claude-haiku-5-5' });
     // A completion that began before the switch still ran on Opus.
-    s = reduce(s, { type: 'completion-finished', threadId: 'root', model: 'claude-opus-4-5', usage });
-    s = reduce(s, { type: 'completion-finished', threadId: 'root', model: 'claude-haiku-4-5', usage });
-    s = reduce(s, { type: 'completion-finished', threadId: 'child-1', model: 'claude-sonnet-4-5', usage });
-    expect(s.status.cost).toBeCloseTo(5 + 5 + 1 + 3, 9);
+    s = reduce(s, { type: 'completion-finished', threadId: 'root', model: 'claude-opus-5-5', usage });
+    // Haiku 5.5: $0.50 per MTok for a 1M-token prompt, $0.10 for a 50K one.
+    s = reduce(s, { type: 'completion-finished', threadId: 'root', model: 'claude-haiku-5-5', usage });
+    s = reduce(s, { type: 'completion-finished', threadId: 'root', model: 'claude-haiku-5-5', usage: short });
+    s = reduce(s, { type: 'completion-finished', threadId: 'child-1', model: 'claude-sonnet-5-5', usage });
+    expect(s.status.cost).toBeCloseTo(4 + 4 + 0.5 + 0.005 + 2, 9);
     expect(s.status.costPartial).toBeUndefined();
     s = reduce(s, { type: 'completion-finished', threadId: 'child-2', model: 'local-llm', usage });
-    expect(s.status).toMatchObject({ costPartial: true, usage: { input_tokens: 5 * MTOK } });
-    expect(s.status.cost).toBeCloseTo(14, 9);
+    expect(s.status).toMatchObject({ costPartial: true, usage: { input_tokens: 5 * MTOK + 50_000 } });
+    expect(s.status.cost).toBeCloseTo(10.505, 9);
   });
 });

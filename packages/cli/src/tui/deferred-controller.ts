@@ -46,6 +46,7 @@ export function deferredController(ready: Promise<TuiController>): TuiController
     newSession: async () => (await ready).newSession(),
     listSessions: async () => (await ready).listSessions(),
     setModel: async (id) => (await ready).setModel(id),
+    setEffort: async (effort) => (await ready).setEffort(effort),
     usage: async () => (await ready).usage(),
     showDiff: async () => (await ready).showDiff(),
     resolveReview: async (r, d) => (await ready).resolveReview(r, d),

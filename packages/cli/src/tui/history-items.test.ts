@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { LocalSystem, MemoryStore, ScriptedProvider, type AsyncTool, type CompletionRequest, type ScriptedReply } from '@infinity-code/runtime';
+import { DEFAULT_MODEL } from '@infinity-code/runtime/models';
 import { callDisplays } from './history-items.js';
 import { initialState, reduce, type TranscriptItem, type UiState } from './state.js';
 import { heldTool, lastText, threadOf } from './testing.js';
 
-const info = { model: 'claude-sonnet-4-5', contextWindow: 200_000, backend: 'copy', sessionId: 'root' };
+const info = { model: DEFAULT_MODEL, contextWindow: 200_000, backend: 'copy', sessionId: 'root' };
 
 /** Answers at once, like a file read; no display line, so live and resumed rows name it alike. */
 const lookTool: AsyncTool = {

@@ -28,6 +28,7 @@ export function replayHistory(s: UiState, history: readonly HistoryMessage[], di
         break;
       }
       case 'assistant':
+      case 'thinking':
         next = pushItem(next, { kind: entry.kind, text: entry.text });
         break;
       case 'summary':

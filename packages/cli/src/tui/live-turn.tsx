@@ -2,11 +2,14 @@ import { Box, Text } from 'ink';
 import { StyledLines, useMarkdownLines } from './markdown.js';
 import { Spinner } from './spinner.js';
 import { ToolRow } from './tool-row.js';
+import { ThinkingNotes } from './transcript.js';
 import type { RunningTool } from './ui-state.js';
 import { useColumns } from './use-columns.js';
 
 export interface LiveTurnProps {
   text: string;
+  /** Thinking streaming now (null: none; '': a block with no text yet, or none to show). */
+  thinking?: string | null;
   busy: boolean;
   /** The root's calls awaiting their results. */
   running: RunningTool[];
@@ -19,7 +22,8 @@ export interface LiveTurnProps {
  * What the root is doing now: running calls, the text streaming in (as markdown so far: an
  * unclosed code fence is code up to here), a spinner.
  */
-export function LiveTurn({ text, busy, running, maxLines, animate }: LiveTurnProps) {
+export function LiveTurn({ text, thinking = null, busy, running, maxLines, animate }: LiveTurnProps) {
+  const noting = thinking !== null && thinking.trim() !== '';
   const lines = useMarkdownLines(text, useColumns() - 2);
   const hidden = Math.max(0, lines.length - maxLines);
   return (
@@ -27,6 +31,7 @@ export function LiveTurn({ text, busy, running, maxLines, animate }: LiveTurnPro
       {running.map((r) => (
         <ToolRow key={r.callId} display={r.display} status="running" tail={r.tail} passive={r.passive === true} animate={animate} />
       ))}
+      {noting ? <ThinkingNotes text={thinking.trim()} live /> : null}
       {text.trim() !== '' ? (
         <Box marginTop={1} flexDirection="column">
           {hidden > 0 ? <Text dimColor>… {hidden} more lines above (shown in full when done)</Text> : null}
@@ -39,7 +44,7 @@ export function LiveTurn({ text, busy, running, maxLines, animate }: LiveTurnPro
       {busy ? (
         <Box marginTop={text.trim() === '' && running.length === 0 ? 1 : 0}>
           <Spinner animate={animate} />
-          <Text dimColor> {text.trim() === '' ? 'Thinking…' : 'Writing…'} (Esc to stop)</Text>
+          <Text dimColor> {thinking !== null || text.trim() === '' ? 'Thinking…' : 'Writing…'} (Esc to stop)</Text>
         </Box>
       ) : null}
     </Box>

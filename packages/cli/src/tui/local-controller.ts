@@ -1,5 +1,6 @@
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { LocalSystem } from '@infinity-code/runtime';
+import type { Effort } from '@infinity-code/runtime/models';
 // The light subpath: the UI's first frame must not wait for SQLite and the rest of the runtime.
 import { newThreadId } from '@infinity-code/runtime/ids';
 import type { CommandApprovals } from './command-approvals.js';
@@ -15,6 +16,7 @@ export interface SessionHooks {
   showDiff?(): Promise<ReviewDiff | null>;
   listSessions?(): Promise<SessionSummary[]>;
   setModel?(id: string): Promise<{ contextWindow?: number } | void>;
+  setEffort?(effort: Effort | undefined): Promise<void>;
   /**
    * A fresh session (`/new`): whoever owns the session's root thread and sandboxes moves them,
    * and says which root the controller talks to from now on. Defaults to a new thread id.
@@ -100,6 +102,10 @@ export function localController({ system, rootThreadId, reviews, approvals, hook
     async setModel(id) {
       if (!hooks.setModel) throw new Error('switching models is not available in this session');
       return hooks.setModel(id);
+    },
+    async setEffort(effort) {
+      if (!hooks.setEffort) throw new Error('setting the effort is not available in this session');
+      return hooks.setEffort(effort);
     },
     usage: () => system.usageByThread(root),
     showDiff: () => (hooks.showDiff ? hooks.showDiff() : Promise.resolve(null)),

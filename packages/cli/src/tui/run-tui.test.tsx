@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
 import { LocalSystem, MemoryStore, ScriptedProvider } from '@infinity-code/runtime';
+import { DEFAULT_MODEL } from '@infinity-code/runtime/models';
 import { describe, expect, it } from 'vitest';
 import { localController } from './local-controller.js';
 import { runTui } from './run-tui.js';
@@ -54,7 +55,7 @@ class FakeStdout extends EventEmitter {
   }
 }
 
-const INFO = { model: 'claude-sonnet-4-5', contextWindow: 200_000, backend: '…', sessionId: 'root' };
+const INFO = { model: DEFAULT_MODEL, contextWindow: 200_000, backend: '…', sessionId: 'root' };
 
 /** A TUI over a real runtime (scripted model) on fake terminal streams; `/quit` ends it. */
 function startTui(opts: { ready?: Promise<object>; backend?: Promise<string> }) {
@@ -93,7 +94,7 @@ function startTui(opts: { ready?: Promise<object>; backend?: Promise<string> }) 
 
 describe('runTui', () => {
   it('renders the app on the given terminal and resolves when the user quits', async () => {
-    const system = new LocalSystem({ store: new MemoryStore(), provider: new ScriptedProvider(() => ({ text: 'hi' })), model: 'claude-sonnet-4-5' });
+    const system = new LocalSystem({ store: new MemoryStore(), provider: new ScriptedProvider(() => ({ text: 'hi' })), model: DEFAULT_MODEL });
     let quit = false;
     const controller = localController({
       system,
@@ -109,7 +110,7 @@ describe('runTui', () => {
     const stdin = new FakeStdin();
     const stdout = new FakeStdout();
     // Streams shaped like a TTY's: Ink only uses the members faked here.
-    const done = runTui(controller, { model: 'claude-sonnet-4-5', contextWindow: 200_000, backend: 'overlay', sessionId: 'root' }, {
+    const done = runTui(controller, { model: DEFAULT_MODEL, contextWindow: 200_000, backend: 'overlay', sessionId: 'root' }, {
       stdin: stdin as unknown as NodeJS.ReadStream,
       stdout: stdout as unknown as NodeJS.WriteStream,
       stderr: new FakeStdout() as unknown as NodeJS.WriteStream,
@@ -121,7 +122,7 @@ describe('runTui', () => {
     stdin.type('\r');
     await done;
     expect(quit).toBe(true);
-    expect(stripVTControlCharacters(stdout.written)).toContain('claude-sonnet-4-5 · ↑0 ↓0 · $0.00 · ctx 0% · sandbox overlay · session root');
+    expect(stripVTControlCharacters(stdout.written)).toContain('claude-sonnet-5-5 · ↑0 ↓0 · $0.00 · ctx 0% · sandbox overlay · session root');
   });
 
   it('sends a message before the sandbox is known (the session is open), and names the sandbox once it is', async () => {

@@ -2,12 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { complete, helpText, parseSlash } from './slash-commands.js';
 
 describe('slash commands', () => {
-  it('parses every command, with /model taking an optional id', () => {
+  it('parses every command, with /model taking an optional id or alias and /effort an optional level', () => {
     for (const name of ['help', 'quit', 'new', 'sessions', 'stop', 'diff', 'compact', 'cost', 'mcp']) {
       expect(parseSlash(`/${name}`)).toEqual({ kind: 'command', command: { name } });
     }
     expect(parseSlash('/model')).toEqual({ kind: 'command', command: { name: 'model' } });
-    expect(parseSlash('  /model claude-opus-4-5 ')).toEqual({ kind: 'command', command: { name: 'model', id: 'claude-opus-4-5' } });
+    expect(parseSlash('  /model claude-opus-5-5 ')).toEqual({ kind: 'command', command: { name: 'model', id: 'claude-opus-5-5' } });
+    expect(parseSlash('/model opus')).toEqual({ kind: 'command', command: { name: 'model', id: 'opus' } });
+    expect(parseSlash('/effort')).toEqual({ kind: 'command', command: { name: 'effort' } });
+    expect(parseSlash('/effort xhigh')).toEqual({ kind: 'command', command: { name: 'effort', level: 'xhigh' } });
     expect(parseSlash('/exit')).toEqual({ kind: 'command', command: { name: 'quit' } });
   });
 
@@ -36,7 +39,7 @@ describe('slash commands', () => {
 
   it('documents every command and the keys', () => {
     const help = helpText();
-    for (const name of ['/help', '/quit', '/new', '/sessions', '/model [id]', '/cost', '/stop', '/diff', '/compact', '/mcp']) expect(help).toContain(name);
+    for (const name of ['/help', '/quit', '/new', '/sessions', '/model [alias|id]', '/effort [level]', '/cost', '/stop', '/diff', '/compact', '/mcp']) expect(help).toContain(name);
     expect(help).toContain('Ctrl+C twice or Ctrl+D quit');
     expect(help).toContain('Esc closes a /diff review');
   });

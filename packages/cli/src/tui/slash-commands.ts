@@ -8,6 +8,7 @@ export type SlashCommand =
   | { name: 'new' }
   | { name: 'sessions' }
   | { name: 'model'; id?: string }
+  | { name: 'effort'; level?: string }
   | { name: 'cost' }
   | { name: 'stop' }
   | { name: 'diff' }
@@ -22,7 +23,8 @@ export const COMMANDS: ReadonlyArray<{ name: SlashName; args?: string; help: str
   { name: 'quit', help: 'leave (the session is kept; resume it with -c)' },
   { name: 'new', help: 'start a new session' },
   { name: 'sessions', help: 'list the sessions of this repository' },
-  { name: 'model', args: '[id]', help: 'show or switch the model' },
+  { name: 'model', args: '[alias|id]', help: 'show the models, or switch (opus, sonnet, haiku, fable or an id)' },
+  { name: 'effort', args: '[level]', help: 'show or set how hard the model works (low, medium, high, xhigh, max, default)' },
   { name: 'cost', help: 'tokens and estimated cost per thread and model' },
   { name: 'stop', help: 'stop what the agent is doing now' },
   { name: 'diff', help: "review the session's changes and apply them to your working tree" },
@@ -63,6 +65,7 @@ export function parseSlash(input: string, project: readonly ProjectCommandInfo[]
   }
   const arg = rest.join(' ').trim();
   if (name === 'model') return { kind: 'command', command: arg ? { name, id: arg } : { name } };
+  if (name === 'effort') return { kind: 'command', command: arg ? { name, level: arg } : { name } };
   if (arg) return { kind: 'error', message: `/${name} takes no arguments.` };
   return { kind: 'command', command: { name } as SlashCommand };
 }

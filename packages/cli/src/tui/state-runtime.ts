@@ -4,7 +4,7 @@ import { addUsage } from '@infinity-code/runtime/messages';
 import { formatDelay, shortId, truncate } from './format.js';
 import { eventLines, finishedCall, reportText, taskLabel } from './item-data.js';
 import { diffStat, isReviewDiff } from '../review-diff.js';
-import { addTail, flushLive, notice, pushItem, updateThread, type ChildThread, type RunningTool, type UiState } from './ui-state.js';
+import { addTail, flushLive, flushThinking, notice, pushItem, updateThread, type ChildThread, type RunningTool, type UiState } from './ui-state.js';
 
 const CLOSED_KEPT = 256;
 
@@ -21,13 +21,19 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
       return { ...s, busy: true };
     case 'completion-started':
       return flushLive(s);
-    case 'text-delta':
-      return { ...s, liveText: s.liveText + e.text };
+    case 'text-delta': {
+      const t = flushThinking(s);
+      return { ...t, liveText: t.liveText + e.text };
+    }
+    case 'thinking-delta':
+      // A new block ('' first) after another one's end: the earlier notes are done.
+      if (e.text === '' && s.liveThinking !== null && s.liveThinking.trim() !== '') return { ...flushThinking(s), liveThinking: '' };
+      return { ...s, liveThinking: (s.liveThinking ?? '') + e.text };
     case 'completion-retry':
       // The quick retries of an API never reached are not news: its one error says it all.
-      if (e.kind === 'unreachable') return { ...s, liveText: '' };
+      if (e.kind === 'unreachable') return { ...s, liveText: '', liveThinking: null };
       // The runtime discards the partial completion and asks again: so does the screen.
-      return notice({ ...s, liveText: '' }, 'retry', `${e.message} Retrying in ${formatDelay(e.delayMs)} (attempt ${e.attempt}).`);
+      return notice({ ...s, liveText: '', liveThinking: null }, 'retry', `${e.message} Retrying in ${formatDelay(e.delayMs)} (attempt ${e.attempt}).`);
     case 'tool-call': {
       const display = e.display ?? `${e.call.name} ${truncate(JSON.stringify(e.call.input), 80)}`;
       const next = flushLive(s);

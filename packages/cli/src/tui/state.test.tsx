@@ -12,6 +12,7 @@ import {
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
 import { ZERO_USAGE } from '@infinity-code/runtime/messages';
+import { DEFAULT_MODEL } from '@infinity-code/runtime/models';
 import { BackgroundRows } from './background-rows.js';
 import { ThreadRows } from './thread-rows.js';
 import { Entry } from './transcript.js';
@@ -25,7 +26,7 @@ const frame = (node: React.ReactElement) => {
   return out;
 };
 
-const INFO = { model: 'claude-haiku-4-5', contextWindow: 1000, backend: 'copy', sessionId: 'root' };
+const INFO = { model: DEFAULT_MODEL, contextWindow: 1000, backend: 'copy', sessionId: 'root' };
 
 /** Runs a real system and folds every event it emits (and the given UI actions) into UI state. */
 async function session(brain: Brain, tools: Tool[] = [], model = INFO.model) {
@@ -218,11 +219,11 @@ describe('the UI reducer over real runtime events', () => {
 
   it('prices usage per model, and says when it cannot', async () => {
     const usage = { input_tokens: 400, output_tokens: 1_000_000 };
-    const known = await session(() => ({ text: 'hi', usage }));
+    const known = await session(() => ({ text: 'hi', usage }), [], 'claude-haiku-5-5');
     await known.say('hello');
     await known.system.whenIdle();
-    // Haiku 4.5: $1/M in, $5/M out.
-    expect(known.state.status.cost).toBeCloseTo(5.0004, 6);
+    // Haiku 5.5 with a 400-token prompt: $0.10/M in, $0.50/M out.
+    expect(known.state.status.cost).toBeCloseTo(0.50004, 9);
     expect(known.state.status.contextTokens).toBe(400);
     const unknown = await session(() => ({ text: 'hi', usage }), [], 'some-local-model');
     await unknown.say('hello');
@@ -246,12 +247,15 @@ describe('the UI reducer over real runtime events', () => {
     await s.system.close();
   });
 
-  it('starts over on a new session and keeps the model switch in the status', () => {
+  it('starts over on a new session and keeps the model and effort switches in the status', () => {
     let s = initialState(INFO);
     s = reduce(s, { type: 'ui:submit', text: 'hello' });
-    s = reduce(s, { type: 'ui:model', model: 'claude-opus-4-5', contextWindow: 500 });
+    s = reduce(s, { type: 'ui:model', model: 'claude-opus-5-5', contextWindow: 500 });
+    s = reduce(s, { type: 'ui:effort', effort: 'xhigh' });
     s = reduce(s, { type: 'ui:session', sessionId: 'abc', rootThreadId: 'abc' });
-    expect(s).toMatchObject({ rootThreadId: 'abc', epoch: 1, status: { model: 'claude-opus-4-5', contextWindow: 500, sessionId: 'abc' } });
-    expect(s.items).toEqual([{ kind: 'notice', level: 'info', text: 'New session abc.', id: 3 }]);
+    expect(s).toMatchObject({ rootThreadId: 'abc', epoch: 1, status: { model: 'claude-opus-5-5', effort: 'xhigh', contextWindow: 500, sessionId: 'abc' } });
+    expect(s.items).toEqual([{ kind: 'notice', level: 'info', text: 'New session abc.', id: 4 }]);
+    s = reduce(s, { type: 'ui:effort', effort: undefined });
+    expect(s.status).not.toHaveProperty('effort');
   });
 });

@@ -1,4 +1,5 @@
 import type { HistoryMessage, RuntimeEvent } from '@infinity-code/runtime';
+import type { Effort } from '@infinity-code/runtime/models';
 import { replayHistory } from './history-items.js';
 import { reduceRuntime } from './state-runtime.js';
 import type { CommandApproval, ReviewRequest } from './controller.js';
@@ -16,6 +17,8 @@ export type UiAction =
   /** `/new`: a fresh session with its own root thread. */
   | { type: 'ui:session'; sessionId: string; rootThreadId: string }
   | { type: 'ui:model'; model: string; contextWindow?: number }
+  /** `/effort`: the level of the next completions; undefined for the model's default. */
+  | { type: 'ui:effort'; effort: Effort | undefined }
   /** The session finished opening in the background (the first frame doesn't wait for it). */
   | { type: 'ui:backend'; backend: string }
   /** A resumed session's earlier transcript (the root's stored history), with its calls' display lines by id. */
@@ -92,12 +95,20 @@ function reduceUi(s: UiState, a: UiAction): UiState {
             ...s.status,
             model: a.model,
             contextWindow: a.contextWindow ?? s.status.contextWindow,
-            ...(s.status.cost === undefined && s.pricing.priceOf(a.model) ? { cost: 0 } : {}),
+            ...(s.status.cost === undefined && s.pricing.has(a.model) ? { cost: 0 } : {}),
           },
         },
         'info',
         `Model set to ${a.model}.`,
       );
+    case 'ui:effort': {
+      const { effort: _, ...status } = s.status;
+      return notice(
+        { ...s, status: a.effort === undefined ? status : { ...status, effort: a.effort } },
+        'info',
+        a.effort === undefined ? "Effort set to the model's default." : `Effort set to ${a.effort}.`,
+      );
+    }
     case 'ui:review-open': {
       if (s.reviews.some((r) => r.id === a.review.id)) return s;
       const child = a.review.childThreadId;

@@ -14,6 +14,7 @@ import {
   type SystemOptions,
   type Tool,
 } from '@infinity-code/runtime';
+import { DEFAULT_MODEL } from '@infinity-code/runtime/models';
 import { render } from 'ink-testing-library';
 import { act } from 'react';
 import type { Pricing } from '../pricing.js';
@@ -77,7 +78,7 @@ export interface Rig {
 export async function startRig(o: RigOptions): Promise<Rig> {
   // Lets act() flush React's work for Ink's custom renderer, so frames are read after it.
   (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-  const model = o.model ?? 'claude-sonnet-4-5';
+  const model = o.model ?? DEFAULT_MODEL;
   const reviews = o.review ? createReviewBroker(o.review) : undefined;
   const runtimeStore = o.system?.store ?? new MemoryStore();
   const system = new LocalSystem({

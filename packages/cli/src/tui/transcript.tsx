@@ -11,6 +11,29 @@ const NOTICE: Record<string, { mark: string; color: string }> = {
   compaction: { mark: '≡', color: 'magenta' },
 };
 
+/** Lines of a finished note shown; the rest is folded (notes are progress, not the answer). */
+export const NOTE_LINES = 4;
+
+/** The model's progress notes between tool calls: dimmed, folded after a few lines. */
+export function ThinkingNotes({ text, live = false }: { text: string; live?: boolean }) {
+  const lines = text.split('\n');
+  // Live, the latest lines matter; finished, the first ones (they say what comes next).
+  const shown = lines.length <= NOTE_LINES ? lines : live ? lines.slice(-NOTE_LINES) : lines.slice(0, NOTE_LINES);
+  const folded = lines.length - shown.length;
+  return (
+    <Box marginTop={1} flexDirection="column">
+      {live && folded > 0 ? <Text dimColor>  … {folded} earlier lines</Text> : null}
+      <Box>
+        <Text dimColor>{'✻ '}</Text>
+        <Text dimColor italic>
+          {shown.join('\n')}
+        </Text>
+      </Box>
+      {!live && folded > 0 ? <Text dimColor>  … {folded} more lines of notes</Text> : null}
+    </Box>
+  );
+}
+
 /**
  * Finished items, printed once through <Static>: they scroll up with the terminal and are never
  * redrawn, so the live region below stays small however long the session gets.
@@ -42,6 +65,8 @@ export function Entry({ item }: { item: TranscriptItem }) {
           <Markdown text={item.text} width={columns - 2} />
         </Box>
       );
+    case 'thinking':
+      return <ThinkingNotes text={item.text} />;
     case 'tool':
       return <ToolRow display={item.display} status={item.status} summary={item.summary} output={item.output} diff={item.diff} />;
     case 'report':

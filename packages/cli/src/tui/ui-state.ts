@@ -1,4 +1,5 @@
 import { ZERO_USAGE, type Usage } from '@infinity-code/runtime/messages';
+import type { Effort } from '@infinity-code/runtime/models';
 import type { CommandApproval, ReviewRequest, TuiInfo } from './controller.js';
 import type { QuitChoice } from '../pending-changes.js';
 import { BUILT_IN_PRICING, type Pricing } from '../pricing.js';
@@ -9,6 +10,8 @@ export type NoticeLevel = 'info' | 'error' | 'retry' | 'compaction';
 export type TranscriptItem =
   | { kind: 'user'; id: number; text: string }
   | { kind: 'assistant'; id: number; text: string }
+  /** The model's progress notes between its tool calls (its thinking, where the API shows it). */
+  | { kind: 'thinking'; id: number; text: string }
   | {
       kind: 'tool';
       id: number;
@@ -84,6 +87,8 @@ export interface ChildThread {
 
 export interface StatusInfo {
   model: string;
+  /** The effort sent with each completion; unset: none, the model's default applies. */
+  effort?: Effort;
   contextWindow: number;
   backend: string;
   sessionId: string;
@@ -107,7 +112,7 @@ export interface PendingReview extends ReviewRequest {
 
 export interface UiState {
   rootThreadId: string;
-  /** Prices per model (the built-in table with the config's settings). */
+  /** Prices per model (the model table with the config's settings). */
   pricing: Pricing;
   /** Bumped on /new: the transcript's <Static> is keyed by it so it starts over. */
   epoch: number;
@@ -115,6 +120,8 @@ export interface UiState {
   nextId: number;
   /** Root text streaming now (not yet a finished item). */
   liveText: string;
+  /** Root thinking streaming now: null when no thinking block is open ('' while it has no text). */
+  liveThinking: string | null;
   /** A slice of the root runs. */
   busy: boolean;
   running: RunningTool[];
@@ -148,6 +155,7 @@ export function initialState(info: TuiInfo): UiState {
     items: [],
     nextId: 1,
     liveText: '',
+    liveThinking: null,
     busy: false,
     running: [],
     background: [],
@@ -156,11 +164,12 @@ export function initialState(info: TuiInfo): UiState {
     rootCalls: {},
     status: {
       model: info.model,
+      ...(info.effort !== undefined ? { effort: info.effort } : {}),
       contextWindow: info.contextWindow,
       backend: info.backend,
       sessionId: info.sessionId,
       usage: ZERO_USAGE,
-      ...((info.pricing ?? BUILT_IN_PRICING).priceOf(info.model) ? { cost: 0 } : {}),
+      ...((info.pricing ?? BUILT_IN_PRICING).has(info.model) ? { cost: 0 } : {}),
       contextTokens: 0,
     },
     reviews: [],
@@ -182,10 +191,18 @@ export function notice(s: UiState, level: NoticeLevel, text: string): UiState {
   return pushItem(s, { kind: 'notice', level, text });
 }
 
-/** The root's streamed text becomes a finished assistant item. */
+/** The root's streamed thinking and text become finished items (notes first, as they came). */
 export function flushLive(s: UiState): UiState {
-  if (s.liveText.trim() === '') return s.liveText === '' ? s : { ...s, liveText: '' };
-  return { ...pushItem(s, { kind: 'assistant', text: s.liveText.trimEnd() }), liveText: '' };
+  const t = flushThinking(s);
+  if (t.liveText.trim() === '') return t.liveText === '' ? t : { ...t, liveText: '' };
+  return { ...pushItem(t, { kind: 'assistant', text: t.liveText.trimEnd() }), liveText: '' };
+}
+
+/** A thinking block ended: its notes, if it showed any, join the transcript. */
+export function flushThinking(s: UiState): UiState {
+  if (s.liveThinking === null) return s;
+  const text = s.liveThinking.trim();
+  return { ...(text === '' ? s : pushItem(s, { kind: 'thinking', text })), liveThinking: null };
 }
 
 export function updateThread(s: UiState, id: string, f: (t: ChildThread) => ChildThread): UiState {
