@@ -120,6 +120,7 @@ describe('AnthropicProvider streaming through the real SDK', () => {
     const { events, error } = await run({ text: 'Let me read that.', toolUse: { id: 'toolu_1', name: 'read_file', input } });
     expect(error).toBeUndefined();
     expect(events.filter((e) => e.type !== 'text')).toEqual([
+      { type: 'block', block: { type: 'text', text: 'Let me read that.' } },
       { type: 'tool_use_start', id: 'toolu_1', name: 'read_file' },
       { type: 'tool_use', id: 'toolu_1', name: 'read_file', input },
       { type: 'done', stopReason: 'tool_use', usage: expect.objectContaining({ output_tokens: expect.any(Number) }) },
@@ -303,5 +304,64 @@ describe('fake Messages API', () => {
       { type: 'tool_use', id: 'toolu_9', name: 'read_file', input: { path: 'a' } },
     ]);
     expect(server.requests[0]?.body.stream).toBeUndefined();
+  });
+
+  describe('on a current model', () => {
+    const CURRENT: CompletionRequest = { ...REQUEST, model: 'claude-sonnet-5-5' };
+
+    async function stream(script: FakeScript, request: CompletionRequest = CURRENT) {
+      const server = await fake(() => script);
+      const events: StreamEvent[] = [];
+      for await (const ev of provider(server.url).stream(request, new AbortController().signal)) events.push(ev);
+      return { server, events };
+    }
+
+    it('asks for adaptive thinking with a display that returns the notes, and the effort; never a setting a current model refuses', async () => {
+      const { server } = await stream({ text: 'ok' }, { ...CURRENT, effort: 'low' });
+      const body = server.requests[0].body;
+      expect(body.thinking).toEqual({ type: 'adaptive', display: 'summarized' });
+      expect(body.output_config).toEqual({ effort: 'low' });
+      for (const refused of ['temperature', 'top_p', 'top_k', 'tool_choice']) expect(body).not.toHaveProperty(refused);
+      expect(JSON.stringify(body)).not.toContain('budget_tokens');
+      expect(server.requests[0].status).toBe(200);
+      // omitted asked for: the notes stay empty.
+      const quiet = await stream({ text: 'Reading.', toolUse: { name: 'read_file', input: { path: 'a' } } }, { ...CURRENT, thinkingDisplay: 'omitted' });
+      expect(quiet.server.requests[0].body.thinking).toEqual({ type: 'adaptive', display: 'omitted' });
+      const block = quiet.events.find((e) => e.type === 'block');
+      expect(block).toMatchObject({ block: { type: 'thinking', thinking: '' } });
+    });
+
+    it('hands over each thinking block whole, signature included, in reply order; the notes stream as they come', async () => {
+      const { events } = await stream({ text: 'Reading the manifest first.', toolUse: { id: 'toolu_9', name: 'read_file', input: { path: 'package.json' } } });
+      const blocks = events.filter((e) => e.type === 'block' || e.type === 'tool_use');
+      expect(blocks).toHaveLength(2);
+      const [thinking, call] = blocks;
+      expect(thinking).toMatchObject({ type: 'block', block: { type: 'thinking', thinking: 'Reading the manifest first.' } });
+      expect(thinking.type === 'block' && thinking.block.type === 'thinking' && thinking.block.signature.length).toBeGreaterThan(20);
+      expect(call).toMatchObject({ type: 'tool_use', id: 'toolu_9' });
+      const notes = events.filter((e) => e.type === 'thinking').map((e) => (e.type === 'thinking' ? e.text : ''));
+      expect(notes[0]).toBe('');
+      expect(notes.join('')).toBe('Reading the manifest first.');
+      // No text block: on current models the words between calls are thinking.
+      expect(events.some((e) => e.type === 'text')).toBe(false);
+    });
+
+    it('reports stop reasons and a refusal\'s details', async () => {
+      const cut = await stream({ text: 'a long answer that goes on and on', cutAtOutputTokens: 3 });
+      expect(cut.events.at(-1)).toMatchObject({ type: 'done', stopReason: 'max_tokens' });
+      const refused = await stream({ text: 'No.', stopReason: 'refusal', stopDetails: { category: 'cyber', explanation: 'malware' } });
+      expect(refused.events.at(-1)).toMatchObject({ type: 'done', stopReason: 'refusal', stopDetails: { category: 'cyber', explanation: 'malware' } });
+    });
+
+    it('sends no thinking setting to a model that takes none, and effort only where the table lists it', async () => {
+      const { server } = await stream({ text: 'ok' }, { ...REQUEST, model: 'claude-haiku-4-5', effort: 'high' });
+      const body = server.requests[0].body;
+      expect(body).not.toHaveProperty('thinking');
+      expect(body).not.toHaveProperty('output_config');
+      // A model the table doesn't know gets what the user set (new models take it).
+      const unknown = await stream({ text: 'ok' }, { ...REQUEST, model: 'claude-next-9', effort: 'high' });
+      expect(unknown.server.requests[0].body.output_config).toEqual({ effort: 'high' });
+      expect(unknown.server.requests[0].body).not.toHaveProperty('thinking');
+    });
   });
 });

@@ -1,24 +1,21 @@
 // A local stand-in for the Anthropic Messages API (POST /v1/messages), scripted by a "brain".
 // Shared by the provider's unit tests and the CLI's end-to-end tests, so it speaks real HTTP and
-// real SSE framing: the point is to exercise the actual SDK, not a mock of it. Like the real
-// service it rejects malformed histories, accounts prompt caching and may take its time.
+// real SSE framing: the point is to exercise the actual SDK, not a mock of it. Like the December
+// 2026 service, for the models in the table (models.ts) it refuses what they refuse, answers with
+// signed thinking blocks and checks them when they come back; for any id it rejects malformed
+// histories, accounts prompt caching and may take its time. Ids outside the table are served as
+// in 2025, so a model newer than the table still goes through.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type {
-  FakeHttpError,
-  FakeMessagesApi,
-  FakeMessagesApiOptions,
-  FakeReply,
-  FakeRequestBody,
-  FakeUsage,
-  RecordedRequest,
-} from './fake-types.js';
-import { validateMessagesRequest } from './message-validation.js';
+import { buildReply } from './build-reply.js';
+import type { FakeHttpError, FakeMessagesApi, FakeMessagesApiOptions, FakeReply, FakeRequestBody, RecordedRequest } from './fake-types.js';
 import { frameSchedule, replyTiming, type ReplyTiming } from './pacing.js';
 import { PromptCache } from './prompt-cache.js';
-import { prefixBlocks } from './prompt-prefix.js';
-import { outputTokens, replyBlocks, stopReasonOf, type ReplyBlock } from './reply-content.js';
 import { errorFrame, sseFrames, wholeMessage, type ReplyShape } from './reply-frames.js';
+import { ReplyMemory } from './reply-memory.js';
+import { checkRequest } from './request-checks.js';
+import type { DroppedBlock } from './thinking-binding.js';
+import { simulatedUsage } from './simulated-usage.js';
 
 const ERROR_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
@@ -35,6 +32,7 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promis
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const cache = opts.cache === false ? undefined : new PromptCache(opts);
+  const memory = new ReplyMemory();
   const now = opts.now ?? Date.now;
   let messageCount = 0;
 
@@ -71,56 +69,52 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promis
       sendJson(res, 404, errorBody('not_found_error', `no route ${req.method} ${path}`));
       return;
     }
-    const invalid =
-      typeof body.model !== 'string' || !Array.isArray(body.messages)
-        ? 'model and messages are required'
-        : opts.strict === false
-          ? undefined
-          : validateMessagesRequest(body);
-    if (invalid !== undefined) {
-      Object.assign(record, { status: 400, error: invalid });
-      sendJson(res, 400, errorBody('invalid_request_error', invalid));
+    if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
+      Object.assign(record, { status: 400, error: 'model and messages are required' });
+      sendJson(res, 400, errorBody('invalid_request_error', 'model and messages are required'));
       return;
+    }
+    let dropped: DroppedBlock[] = [];
+    if (opts.strict !== false) {
+      const verdict = checkRequest(body, record.headers, memory);
+      if (!verdict.ok) {
+        Object.assign(record, { status: verdict.status, error: verdict.message });
+        sendJson(res, verdict.status, errorBody(verdict.type, verdict.message));
+        return;
+      }
+      dropped = verdict.dropped;
+      record.dropped = dropped;
     }
     const script = await opts.brain(body, messageCount++);
     if ('status' in script) {
       record.status = script.status;
       return sendFault(res, script);
     }
-    const id = `msg_fake_${messageCount}`;
-    const blocks = replyBlocks(script, id);
-    const shape: ReplyShape = {
-      id,
-      model: body.model as string,
-      blocks,
-      stopReason: stopReasonOf(script, blocks),
-      usage: usageOf(body, blocks, script.usage),
-      chunks: script.chunks ?? 2,
+    const { shape, sent } = buildReply({
+      body,
+      headers: record.headers,
+      script,
+      id: `msg_fake_${messageCount}`,
+      dropped,
+      usage: (prompt, output) => simulatedUsage(cache, prompt, now(), output, script.usage),
+    });
+    // Filed only once the reply has gone out whole, and before its last byte, so the client's
+    // next request already finds it.
+    const keep = (): void => {
+      if (sent) memory.remember(sent, shape.stopReason);
     };
     const timing = opts.latency && replyTiming(opts.latency, shape.usage);
     Object.assign(record, { status: 200, usage: shape.usage, ...(timing && { delay: timing }) });
-    if (body.stream === true) streamReply(res, shape, script, timing);
-    else later(timing?.lastByteMs ?? 0, () => sendJson(res, 200, wholeMessage(shape)));
-  }
-
-  /** Simulated usage, with any field the script gives taking its place. */
-  function usageOf(body: FakeRequestBody, blocks: readonly ReplyBlock[], scripted: FakeUsage = {}): Required<FakeUsage> {
-    const input = cache
-      ? cache.process(body, now())
-      : { input_tokens: prefixBlocks(body).reduce((n, b) => n + b.tokens, 0), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-    const usage: Required<FakeUsage> = {
-      input_tokens: input.input_tokens,
-      output_tokens: outputTokens(blocks),
-      cache_creation_input_tokens: input.cache_creation_input_tokens,
-      cache_read_input_tokens: input.cache_read_input_tokens,
-    };
-    for (const [k, v] of Object.entries(scripted) as [keyof FakeUsage, number | undefined][]) {
-      if (v !== undefined) usage[k] = v;
+    if (body.stream === true) streamReply(res, shape, script, timing, keep);
+    else {
+      later(timing?.lastByteMs ?? 0, () => {
+        if (!res.destroyed) keep();
+        sendJson(res, 200, wholeMessage(shape));
+      });
     }
-    return usage;
   }
 
-  function streamReply(res: ServerResponse, shape: ReplyShape, reply: FakeReply, timing: ReplyTiming | undefined): void {
+  function streamReply(res: ServerResponse, shape: ReplyShape, reply: FakeReply, timing: ReplyTiming | undefined, keep: () => void): void {
     let frames = sseFrames(shape);
     const totalChars = frames.reduce((n, f) => n + f.outChars, 0);
     if (reply.errorEvent) {
@@ -136,7 +130,10 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promis
       for (let i = at; i < due.length; i++) due[i] += reply.stallMs;
     }
     const finish = (part: string): void => {
-      if (cut === undefined) res.end(part);
+      if (cut === undefined) {
+        if (!reply.errorEvent) keep();
+        res.end(part);
+      }
       // Destroy only once the partial data is flushed, so the client really sees half a reply.
       else res.write(part, () => res.destroy());
     };

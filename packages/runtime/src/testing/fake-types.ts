@@ -1,16 +1,34 @@
 // What a test scripts and what the fake records; the server is in fake-messages-api.ts.
 import type { PromptCacheOptions } from './prompt-cache.js';
+import type { DroppedBlock } from './thinking-binding.js';
+
+/** Cache writes by lifetime; together they make cache_creation_input_tokens. */
+export interface FakeCacheCreation {
+  ephemeral_5m_input_tokens: number;
+  ephemeral_1h_input_tokens: number;
+}
 
 export interface FakeUsage {
   input_tokens?: number;
+  /** Thinking included, whether the display returned its text or not. */
   output_tokens?: number;
   cache_creation_input_tokens?: number;
   cache_read_input_tokens?: number;
+  /** Simulated from the markers' ttl; a scripted cache_creation_input_tokens alone counts as 5m. */
+  cache_creation?: FakeCacheCreation;
 }
 
-/** One content block of a reply, streamed as the real API streams that block type. */
+/**
+ * One content block of a reply, streamed as the real API streams that block type. On the adaptive
+ * models (the 5.x table entries) the fake turns text written before a tool call into a thinking
+ * block and opens each reply with one: see FakeReply.
+ */
 export type FakeBlock =
   | { type: 'text'; text: string }
+  /** Signed and sent in place; on an adaptive model its text is emptied when the display hides reasoning (omitted, updates). */
+  | { type: 'thinking'; thinking: string }
+  /** Sent in place with signed opaque `data` (carrying `data` given here, or a made-up payload). */
+  | { type: 'redacted_thinking'; data?: string }
   | {
       type: 'tool_use';
       id?: string;
@@ -20,7 +38,15 @@ export type FakeBlock =
       rawInputJson?: string;
     };
 
-/** A successful reply. The fault fields may be combined with content (e.g. cut a tool call). */
+/**
+ * A successful reply. The fault fields may be combined with content (e.g. cut a tool call).
+ *
+ * What the client receives depends on the request's model and thinking settings, as with the
+ * real API: on an adaptive model (thinking on by default) every reply opens with a signed
+ * thinking block, and text scripted before a tool_use comes back as a thinking block (its text
+ * empty under the default display, omitted). Under between_tools there is no opening block.
+ * Unknown ids and models without thinking get the blocks exactly as scripted.
+ */
 export interface FakeReply {
   /** The reply's blocks in order; when given, `text`, `toolUse` and `rawInputJson` must not be. */
   content?: FakeBlock[];
@@ -28,11 +54,31 @@ export interface FakeReply {
   text?: string;
   /** ... and one tool_use block after it. */
   toolUse?: { id?: string; name: string; input: unknown };
+  /**
+   * The model's own reasoning, in the thinking block an adaptive reply opens with: returned as
+   * text only under display summarized, counted as output tokens always. Ignored without thinking.
+   */
+  thinking?: string;
   /** Reported as is; fields left out are simulated (token estimate and prompt cache). */
   usage?: FakeUsage;
-  /** How many text_delta pieces each text block is split into (default 2). */
+  /** How many text_delta / thinking_delta pieces each block is split into (default 2). */
   chunks?: number;
+  /**
+   * end_turn / tool_use by default (tool_use when the reply has a tool call). Any other value is
+   * sent as is: pause_turn (the client may send the reply back as the last message to continue),
+   * refusal (with stopDetails), model_context_window_exceeded, stop_sequence (with stopSequence).
+   * max_tokens is set by the fake itself when the output is cut (max_tokens, cutAtOutputTokens).
+   */
   stopReason?: string;
+  /** With stopReason refusal: sent as stop_details `{type: 'refusal', category, explanation}`. */
+  stopDetails?: { category: string | null; explanation?: string | null };
+  /** With stopReason stop_sequence: the sequence that fired. */
+  stopSequence?: string;
+  /**
+   * Cut the reply after this many output tokens (thinking, text and tool JSON, by the fake's
+   * estimate), as if max_tokens were that low: stop_reason max_tokens.
+   */
+  cutAtOutputTokens?: number;
   /** Sent verbatim as the tool's input_json_delta pieces, instead of JSON of toolUse.input. */
   rawInputJson?: string;
   /** Send this many SSE frames (message_start counts as one), then destroy the socket. */
@@ -75,8 +121,14 @@ export interface RecordedRequest {
   status?: number;
   /** The usage reported for a successful reply (all four fields, as sent). */
   usage?: Required<FakeUsage>;
-  /** The message of a 400 the fake itself answered (history validation, missing fields). */
+  /** The message of an error the fake itself answered (400 validation, 404 retired model). */
   error?: string;
+  /**
+   * Thinking blocks the binding checks left out of the prompt (another model's, or from a different
+   * conversation under drop_block). Set, possibly empty, on every request the fake validated and
+   * accepted; unset with `strict: false` and on refused requests.
+   */
+  dropped?: DroppedBlock[];
   /** With the `latency` option: when the first and the last byte of the reply were due, in ms. */
   delay?: { firstByteMs: number; lastByteMs: number };
 }
@@ -94,7 +146,11 @@ export interface FakeLatency {
 /** `lookback`, `minCacheTokens` and `ttlMs` tune the prompt cache simulation. */
 export interface FakeMessagesApiOptions extends PromptCacheOptions {
   brain: FakeBrain;
-  /** Reject histories the real API rejects, with its 400 (default true). */
+  /**
+   * Refuse what the real API refuses (default true): malformed histories, and for ids in the model
+   * table retired models (404), parameters the model rejects, prefill, thinking blocks that fail
+   * their signature or prefix check, and (fake-only) assistant turns that differ from the reply sent.
+   */
   strict?: boolean;
   /** Simulate prompt caching in the reported usage (default true); off, every input token is uncached. */
   cache?: boolean;

@@ -8,7 +8,7 @@ const call = (id: string) => ({ type: 'tool_use', id, name: 'read_file', input: 
 const result = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: [text(`contents of ${id}`)] });
 
 const check = (messages: unknown[], extra: Record<string, unknown> = {}) =>
-  validateMessagesRequest({ model: 'claude-test', max_tokens: 16, messages, ...extra });
+  validateMessagesRequest({ model: 'claude-sonnet-5-5', max_tokens: 16, messages, ...extra });
 
 describe('validateMessagesRequest', () => {
   it('accepts a history with parallel tool calls answered in order, text after the results', () => {
@@ -25,7 +25,8 @@ describe('validateMessagesRequest', () => {
     expect(check([{ role: 'user', content: 'a plain string' }], { system: 'a string system prompt' })).toBeUndefined();
   });
 
-  it('accepts a final assistant message as a prefill, even an empty one', () => {
+  // Whether the model takes a prefill at all is checkPrefill's question (model-rules.ts), asked after this one.
+  it('finds a history ending in an assistant message well formed, even an empty one', () => {
     expect(check([user(text('hi')), assistant(text('Well,'))])).toBeUndefined();
     expect(check([user(text('hi')), { role: 'assistant', content: [] }])).toBeUndefined();
   });

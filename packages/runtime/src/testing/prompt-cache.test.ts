@@ -5,6 +5,7 @@ const MARK = { cache_control: { type: 'ephemeral' } };
 /** A text block of exactly `tokens` estimated tokens (four characters each). */
 const block = (tokens: number, marked = false, fill = 'a') => ({ type: 'text', text: fill.repeat(tokens * 4), ...(marked && MARK) });
 const tiny = (name: string, marked = false) => ({ type: 'text', text: name, ...(marked && MARK) });
+/** An id outside the model table, so the minimum is the 1024 default these numbers are built on. */
 const request = (system: unknown[], messages: unknown[], tools?: unknown[]) => ({
   model: 'claude-test',
   system,
@@ -129,5 +130,33 @@ describe('PromptCache', () => {
     const body = request([block(1100, true)], [{ role: 'user', content: [tiny('q')] }]);
     cache.process(body, 0);
     expect(cache.process({ ...body, model: 'claude-other' }, 1).cache_read_input_tokens).toBe(0);
+  });
+
+  it("takes the minimum from the model table (512 on the 5.5 models) unless the option sets one", () => {
+    const body = (model: string) => ({ ...request([block(600, true)], [{ role: 'user', content: [tiny('q')] }]), model });
+    expect(usage(new PromptCache().process(body('claude-sonnet-5-5'), 0))).toEqual([1, 600, 0]);
+    expect(usage(new PromptCache().process(body('claude-opus-4-8'), 0))).toEqual([601, 0, 0]);
+    expect(usage(new PromptCache().process(body('claude-test'), 0))).toEqual([601, 0, 0]);
+    expect(usage(new PromptCache({ minCacheTokens: 1024 }).process(body('claude-sonnet-5-5'), 0))).toEqual([601, 0, 0]);
+  });
+
+  it('splits writes by the ttl of the marker that ends each span, and keeps 1-hour entries an hour', () => {
+    const min = 60_000;
+    const hour = { cache_control: { type: 'ephemeral', ttl: '1h' } };
+    const system = [{ ...block(1100), ...hour }];
+    const body = request(system, [{ role: 'user', content: [block(200, true), tiny('q')] }]);
+    const cache = new PromptCache();
+    const first = cache.process(body, 0);
+    expect(usage(first)).toEqual([1, 1300, 0]);
+    expect(first.cache_creation).toEqual({ ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 1100 });
+    // Half an hour on, the 5-minute entry is gone and the 1-hour one still read.
+    const later = cache.process(body, 30 * min);
+    expect(usage(later)).toEqual([1, 200, 1100]);
+    expect(later.cache_creation).toEqual({ ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 0 });
+    expect(cache.process(body, 30 * min + 61 * min).cache_read_input_tokens).toBe(0);
+    expect(new PromptCache().process(request([block(1100, true)], []), 0).cache_creation).toEqual({
+      ephemeral_5m_input_tokens: 1100,
+      ephemeral_1h_input_tokens: 0,
+    });
   });
 });

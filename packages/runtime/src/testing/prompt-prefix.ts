@@ -8,6 +8,8 @@ export interface PrefixBlock {
   tokens: number;
   /** Carries `cache_control: {type: 'ephemeral'}`: the prefix up to here may be written. */
   breakpoint: boolean;
+  /** The marker's lifetime: `ttl: '1h'`, else the default 5 minutes. */
+  ttl: '5m' | '1h';
   /** Where the block came from, for messages: `tools.0`, `system.1`, `messages.2.content.0`. */
   path: string;
   /** Identifies the block's content and place, but not its marker. */
@@ -23,6 +25,7 @@ export function prefixBlocks(body: Record<string, unknown>): PrefixBlock[] {
     out.push({
       tokens: blockTokens(block),
       breakpoint: isRecord(marker) && marker.type === 'ephemeral',
+      ttl: isRecord(marker) && marker.ttl === '1h' ? '1h' : '5m',
       path,
       // The place (section, message index and role) is part of the key: the same text as a user
       // turn and as an assistant turn, or split across two messages, renders differently.

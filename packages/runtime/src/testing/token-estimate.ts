@@ -10,13 +10,15 @@ export function textTokens(text: string): number {
 }
 
 /**
- * Tokens of one content block, tool definition or system block: text by its text, an image by
- * IMAGE_TOKENS, a tool result by what it holds, anything else by its JSON. Markers (cache_control)
- * are not part of the prompt, so they cost nothing.
+ * Tokens of one content block, tool definition or system block: text by its text, a thinking
+ * block by its thinking text (its signature is state, not prompt), an image by IMAGE_TOKENS, a
+ * tool result by what it holds, anything else by its JSON. Markers (cache_control) are not part of
+ * the prompt, so they cost nothing.
  */
 export function blockTokens(block: unknown): number {
   if (!isRecord(block)) return textTokens(JSON.stringify(block) ?? '');
   if (block.type === 'text' && typeof block.text === 'string') return textTokens(block.text);
+  if (block.type === 'thinking' && typeof block.thinking === 'string') return textTokens(block.thinking);
   if (block.type === 'image') return IMAGE_TOKENS;
   if (block.type === 'tool_result' && Array.isArray(block.content)) {
     const { content, ...rest } = withoutCacheControl(block);
