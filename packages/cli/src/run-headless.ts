@@ -157,6 +157,9 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   let timedOut = false;
   const loop = whenLoopDrains();
   try {
+    // A conversation's tools are fixed at its first request (thinking is bound to them): its MCP
+    // servers' tools go in with it, so the task waits for them to start or fail.
+    if (agent.mcp && !stop.aborted) await Promise.race([agent.mcp.settled(), new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }))]);
     await agent.system.sendUserText(session.id, task.message);
     await streamInit;
     // Past the deadline while the session opened: the task is stored (for -c), and stopped at once.

@@ -166,12 +166,16 @@ async function openController(
   });
   const edits = userEditsFeed({ root: setup.root, changed: () => agent.changedSinceBase() });
   // Every hook asks the session for its current root: `/new` moves it, and these follow.
+  let toolsSettled: Promise<void> | undefined;
   const controller = tui.localController({
     system: agent.system,
     rootThreadId: agent.rootId,
     reviews: broker,
     approvals,
     hooks: {
+      // Once: the tools are fixed from the first request on, and a server restarting later must
+      // not hold up the user's messages.
+      toolsReady: () => (toolsSettled ??= agent.mcp?.settled() ?? Promise.resolve()),
       async showDiff() {
         const diff = await agent.rootDiff();
         return diff.isEmpty && diff.omitted.length === 0 ? null : review.reviewOf(diff);

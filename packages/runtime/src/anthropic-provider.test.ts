@@ -363,5 +363,37 @@ describe('fake Messages API', () => {
       expect(unknown.server.requests[0].body.output_config).toEqual({ effort: 'high' });
       expect(unknown.server.requests[0].body).not.toHaveProperty('thinking');
     });
+
+    it('goes on without the thinking blocks whose conversation changed under them, instead of failing every request', async () => {
+      const server = await fake((body) =>
+        (body.messages ?? []).length === 1 ? { text: 'Reading.', toolUse: { id: 'toolu_a', name: 'read_file', input: { path: 'a' } } } : { text: 'Done.' },
+      );
+      const p = provider(server.url);
+      const first: StreamEvent[] = [];
+      for await (const ev of p.stream(CURRENT, new AbortController().signal)) first.push(ev);
+      const reply = first.flatMap((e) =>
+        e.type === 'block' ? [e.block] : e.type === 'tool_use' ? [{ type: 'tool_use' as const, id: e.id, name: e.name, input: e.input }] : [],
+      );
+      const next: CompletionRequest = {
+        ...CURRENT,
+        // The instructions changed since the block was made: it is bound to the old ones.
+        system: 'You are a test double, edited.',
+        messages: [
+          ...CURRENT.messages,
+          { role: 'assistant', content: reply },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_a', content: [text('a')] }] },
+        ],
+      };
+      const events: StreamEvent[] = [];
+      for await (const ev of p.stream(next, new AbortController().signal)) events.push(ev);
+      expect(events.at(-1)).toMatchObject({ type: 'done', stopReason: 'end_turn' });
+      const [, refused, retried] = server.requests;
+      expect(refused.status).toBe(400);
+      expect(refused.error).toContain('bound to a different conversation');
+      expect(retried.status).toBe(200);
+      expect(retried.body.thinking).toMatchObject({ block_binding: { prefix_mismatch_behavior: 'drop_block' } });
+      expect(retried.headers['anthropic-beta']).toContain('thinking-binding-controls-2026-08-01');
+      expect(retried.dropped).toEqual([{ path: 'messages.1.content.0', reason: 'prefix_binding_mismatch' }]);
+    });
   });
 });

@@ -126,7 +126,21 @@ export class AnthropicProvider implements ModelProvider {
     try {
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
-        events = await sdk.messages.create(toParams(request, this.#caching), { signal: ctrl.signal });
+        const params = toParams(request, this.#caching);
+        try {
+          events = await sdk.messages.create(params, { signal: ctrl.signal });
+        } catch (err) {
+          if (!(err instanceof sdk.mod.APIError && isBindingMismatch(err))) throw err;
+          // Something under the conversation's thinking changed (a tool server's tools, the
+          // project's instructions since the session started, another version of this program):
+          // the API refuses those blocks. The conversation goes on without them rather than
+          // failing at every request from now on.
+          mark('thinking-dropped', () => clip(err.apiMessage ?? ''));
+          events = await sdk.messages.create(withDroppedMismatches(params), {
+            signal: ctrl.signal,
+            headers: { 'anthropic-beta': BETA_BINDING_CONTROLS },
+          });
+        }
         this.#reached = true;
       } catch (err) {
         if (err instanceof sdk.mod.APIError && err.status !== undefined) this.#reached = true;
@@ -200,6 +214,20 @@ function thinkingParams(request: CompletionRequest): Pick<Anthropic.MessageCreat
     }),
     ...(sendEffort && { output_config: { effort } }),
   };
+}
+
+const BETA_BINDING_CONTROLS = 'thinking-binding-controls-2026-08-01';
+
+/** The 400 of a thinking block whose prefix changed since it was made (not a damaged signature). */
+function isBindingMismatch(err: APIError): boolean {
+  return err.status === 400 && /bound to a different conversation/.test(err.apiMessage ?? err.message);
+}
+
+/** The same request, asking the API to drop thinking blocks whose prefix changed instead of refusing it. */
+function withDroppedMismatches(params: Anthropic.MessageCreateParamsStreaming): Anthropic.MessageCreateParamsStreaming {
+  if (params.thinking?.type !== 'adaptive') return params;
+  const thinking = { ...params.thinking, block_binding: { prefix_mismatch_behavior: 'drop_block' } };
+  return { ...params, thinking: thinking as Anthropic.ThinkingConfigAdaptive };
 }
 
 /** HistoryMessage is declared in the Messages API's wire shape (messages.ts): no conversion. */

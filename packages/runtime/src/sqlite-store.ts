@@ -44,6 +44,11 @@ export class SqliteStore implements RuntimeStore {
   private readonly known = new Map<string, Known>();
   private readonly source: ViewSource;
 
+  /** The database file. */
+  get path(): string {
+    return this.db.name;
+  }
+
   constructor(opts: SqliteStoreOptions) {
     try {
       mkdirSync(dirname(opts.path), { recursive: true });

@@ -32,6 +32,11 @@ export interface SessionHooks {
   pendingChanges?(): Promise<PendingChanges | null>;
   /** The session's MCP servers (`/mcp`); none by default. */
   mcpStatus?(): Promise<McpServerStatus[]>;
+  /**
+   * Settles before a message goes to the model: the session's tools are complete (MCP servers
+   * started or failed), since a conversation's tools are fixed at its first request.
+   */
+  toolsReady?(): Promise<void>;
 }
 
 export interface LocalControllerOptions {
@@ -74,6 +79,7 @@ export function localController({ system, rootThreadId, reviews, approvals, hook
     subscribe: (observer) => system.subscribe(observer),
     onReviewRequest: (listener) => (reviews ? reviews.onRequest(listener) : () => {}),
     async send(text) {
+      await hooks.toolsReady?.();
       await system.sendUserText(root, text);
     },
     stop() {
