@@ -23,6 +23,7 @@ import { containmentOf, maxDiffFileBytes } from './sandbox-config.js';
 import type { SandboxMap } from './sandbox-map.js';
 import { SessionSandboxes } from './session-sandboxes.js';
 import type { SessionSetup } from './session-setup.js';
+import { contextWindowFor } from './model-choice.js';
 
 /**
  * What differs between the front ends: how children's reports are reviewed and what happens to a
@@ -193,7 +194,7 @@ export class AgentSession {
       // Read per completion too: `/effort` applies from the next one; unset, none is sent.
       effort: () => effortRef.current,
       systemPrompt: basePrompt(setup.root),
-      contextWindow: config.contextWindow,
+      contextWindow: (model) => contextWindowFor(model, config),
       ...(setup.retry ? { retry: setup.retry } : {}),
       reviewReport: o.reviewer(sandboxes),
       limits: {

@@ -25,7 +25,8 @@ export interface Config {
   /** The file that set `effort`, for messages about it. */
   effortFile?: string;
   /** Tokens; compaction starts at 75% of it. */
-  contextWindow: number;
+  /** Set: overrides the model table's window (status line, compaction at 75%). */
+  contextWindow?: number;
   /** How long `execute_command` waits before answering "still running" (ms). */
   commandTimeoutMs: number;
   /** Environment variables never passed to commands (ANTHROPIC_API_KEY always is removed). */
@@ -61,7 +62,6 @@ const KNOWN_KEYS =
 
 export const DEFAULT_CONFIG: Config = {
   model: DEFAULT_MODEL,
-  contextWindow: 200_000,
   commandTimeoutMs: 5_000,
   secretEnv: [],
   sandbox: DEFAULT_SANDBOX_CONFIG,

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { chooseEffort, effortProblem, effortText, parseEffortArg } from './effort.js';
 import { UserError } from './exit-codes.js';
-import { chooseModel, modelsText, retiredModelMessage } from './model-choice.js';
+import { chooseModel, contextWindowFor, modelsText, retiredModelMessage } from './model-choice.js';
 import { BUILT_IN_PRICING, Pricing } from './pricing.js';
 import { anthropicEnv } from './provider-env.js';
 import { setUpSession, type SessionRequest } from './session-setup.js';
@@ -192,5 +192,15 @@ describe('credentials', () => {
     expect(err.exitCode).toBe(3);
     expect(err.message).toMatch(/^Neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set\./);
     expect(err.message).toContain('export ANTHROPIC_AUTH_TOKEN=');
+  });
+});
+
+describe('contextWindowFor', () => {
+  it("is the model table's window unless the config sets one", () => {
+    expect(contextWindowFor('claude-sonnet-5-5', {})).toBe(1_000_000);
+    expect(contextWindowFor('sonnet', {})).toBe(1_000_000);
+    expect(contextWindowFor('claude-haiku-4-5', {})).toBe(200_000);
+    expect(contextWindowFor('gateway/unknown-model', {})).toBe(200_000);
+    expect(contextWindowFor('claude-sonnet-5-5', { contextWindow: 300_000 })).toBe(300_000);
   });
 });

@@ -86,3 +86,8 @@ export function modelsText(current: string, pricing: Pricing): string {
     ...lines,
   ].join('\n');
 }
+
+/** The context window of `model`: the config's `contextWindow` when set, else the table's (200K for ids it doesn't know). */
+export function contextWindowFor(model: string, config: { contextWindow?: number }): number {
+  return config.contextWindow ?? modelInfo(model)?.contextWindow ?? 200_000;
+}

@@ -7,6 +7,7 @@ import { promptWorkspace } from './prompt-workspace.js';
 import { changesWaitLine } from './pending-changes.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { setUpSession, type SessionSetup } from './session-setup.js';
+import { contextWindowFor } from './model-choice.js';
 import type { TuiController } from './tui/index.js';
 
 /** What the session list calls the TUI's sessions (a headless one is named by its task). */
@@ -62,7 +63,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
   const info = {
     model: setup.model,
     ...(setup.effort ? { effort: setup.effort } : {}),
-    contextWindow: setup.config.contextWindow,
+    contextWindow: contextWindowFor(setup.model, setup.config),
     backend: '…',
     sessionId: setup.session.id,
     pricing: pricingOf(setup.config),
@@ -192,7 +193,7 @@ async function openController(
         Promise.resolve(setup.registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }))),
       setModel(id) {
         agent.setModel(id);
-        return Promise.resolve({ contextWindow: setup.config.contextWindow });
+        return Promise.resolve({ contextWindow: contextWindowFor(id, setup.config) });
       },
       setEffort(effort) {
         agent.setEffort(effort);

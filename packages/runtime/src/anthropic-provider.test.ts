@@ -193,6 +193,14 @@ describe('AnthropicProvider error mapping', () => {
     expect(err.message).not.toContain('\n');
   });
 
+  it('names ANTHROPIC_AUTH_TOKEN when a bearer token was rejected, and sends it as one', async () => {
+    const server = await fake(() => ({ status: 401 }));
+    const p = new AnthropicProvider({ authToken: 'tok-123', baseURL: server.url });
+    const err = await firstError(p);
+    expect(err.message).toMatch(/check ANTHROPIC_AUTH_TOKEN\.$/);
+    expect(server.requests[0].headers.authorization).toBe('Bearer tok-123');
+  });
+
   it('maps 403 to auth and 400/404/413/422 to invalid_request', async () => {
     expect((await modelError({ status: 403 })).kind).toBe('auth');
     for (const status of [400, 404, 413, 422]) {

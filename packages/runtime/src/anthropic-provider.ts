@@ -95,6 +95,13 @@ export class AnthropicProvider implements ModelProvider {
     return this.#sdk;
   }
 
+  /** Which variables the credentials came from, for the message when the API rejects them. */
+  #credentials(): string {
+    const token = this.#opts.authToken !== undefined;
+    const key = this.#opts.apiKey !== undefined || !token;
+    return token && key ? 'ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN' : token ? 'ANTHROPIC_AUTH_TOKEN' : 'ANTHROPIC_API_KEY';
+  }
+
   async *stream(request: CompletionRequest, signal: AbortSignal): AsyncGenerator<StreamEvent> {
     signal.throwIfAborted();
     // One controller for both the caller's cancel and our idle timer, so either stops the body read.
@@ -145,7 +152,7 @@ export class AnthropicProvider implements ModelProvider {
       } catch (err) {
         if (err instanceof sdk.mod.APIError && err.status !== undefined) this.#reached = true;
         // eslint-disable-next-line @typescript-eslint/only-throw-error -- the abort reason the caller gave is rethrown as it is
-        throw interrupted() ?? toModelError(sdk.mod, err, baseURL, this.#reached);
+        throw interrupted() ?? toModelError(sdk.mod, err, baseURL, this.#reached, this.#credentials());
       }
       const turn = new TurnReader();
       let told = false;
@@ -381,7 +388,7 @@ class StreamBroken {
 }
 
 /** `reached`: the API has answered this provider before (see AnthropicProvider.#reached). */
-function toModelError(sdk: SdkModule, raw: unknown, baseURL: string, reached: boolean): ModelError {
+function toModelError(sdk: SdkModule, raw: unknown, baseURL: string, reached: boolean, credentials = 'ANTHROPIC_API_KEY'): ModelError {
   const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk;
   const midStream = raw instanceof StreamBroken;
   const err = midStream ? raw.cause : raw;
@@ -395,7 +402,7 @@ function toModelError(sdk: SdkModule, raw: unknown, baseURL: string, reached: bo
     return new ModelError('network', `Could not reach the model API at ${baseURL} (${rootCause(err)}).`, { cause: err });
   }
   // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- the SDK types an error's body as any; fromApiError reads only its status and message
-  if (err instanceof APIError) return fromApiError(err);
+  if (err instanceof APIError) return fromApiError(err, credentials);
   if (midStream && err instanceof SyntaxError) {
     return new ModelError('server', 'The model API sent a malformed stream event.', { cause: err });
   }
@@ -409,7 +416,8 @@ function toModelError(sdk: SdkModule, raw: unknown, baseURL: string, reached: bo
   return new ModelError('other', `The model request failed: ${clip(message)}.`, { cause: err });
 }
 
-function fromApiError(err: APIError): ModelError {
+/** `credentials`: the variable(s) the key came from, for the message when it is rejected. */
+function fromApiError(err: APIError, credentials: string): ModelError {
   const status = err.status;
   const type = err.type;
   const detail = `(${[status, clip(err.apiMessage ?? type ?? 'no details')].filter(Boolean).join(': ')})`;
@@ -425,7 +433,7 @@ function fromApiError(err: APIError): ModelError {
     });
   }
   if (status === 401 || status === 403 || type === 'authentication_error' || type === 'permission_error') {
-    return new ModelError('auth', `The model API rejected the credentials ${detail}; check ANTHROPIC_API_KEY.`, opts);
+    return new ModelError('auth', `The model API rejected the credentials ${detail}; check ${credentials}.`, opts);
   }
   if (status === 408 || type === 'timeout_error') {
     return new ModelError('timeout', `The model API timed out ${detail}.`, opts);

@@ -427,8 +427,9 @@ export class LocalSystem {
 
   /** Auto-compaction at 75% of the context window (local mode only, as in the Infinity runtime, hydro-project/infinity). */
   private async maybeCompact(thread: LoadedThread): Promise<void> {
-    const window = this.opts.contextWindow ?? 0;
     const r = thread.record;
+    const setting = this.opts.contextWindow ?? 0;
+    const window = typeof setting === 'function' ? setting(this.deps.model(r)) : setting;
     if (window <= 0 || r.kind === 'compaction' || r.compacting || r.status === 'closed') return;
     if (r.contextTokens <= window * 0.75) return;
     await this.send({ id: `compact:auto:${r.messageCount}`, threadId: r.id, body: { kind: 'compaction' } });

@@ -30,8 +30,11 @@ export interface SystemOptions {
   /** Thinking text asked of models that think (default 'summarized': progress notes between calls). */
   thinkingDisplay?: ThinkingDisplay;
   limits?: Partial<Limits>;
-  /** The model's context window in tokens; compaction starts at 75% of it (0: never). */
-  contextWindow?: number;
+  /**
+   * The context window in tokens, or a function of the thread's current model; compaction starts
+   * at 75% of it (0: never). Default: none (no automatic compaction).
+   */
+  contextWindow?: number | ((model: string) => number);
   /** Reviews a child's report before the parent gets it (the CLI attaches and reviews the diff). */
   reviewReport?: ReportReviewer;
   /** The clock (tests move it). */
