@@ -134,7 +134,8 @@ function steps(outside: string): Step[] {
 function stepCalls(messages: readonly Msg[]): Array<{ id: string; name: string; text: string }> {
   return messages.flatMap((m) => {
     if (m.role !== 'assistant') return [];
-    const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+    // On current models the words before a call come back inside the reply's thinking block.
+    const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : b.type === 'thinking' ? [b.thinking] : [])).join('');
     const use = m.content.find((b) => b.type === 'tool_use');
     return /^(Step \d+|Now a real edit)/.test(text) && use?.type === 'tool_use' ? [{ id: use.id, name: use.name, text }] : [];
   });

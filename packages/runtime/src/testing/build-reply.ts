@@ -65,7 +65,7 @@ export function buildReply({ body, headers, script, id, dropped, usage }: ReplyI
       inputTransformations: dropped.map((d) => ({ type: 'thinking_dropped', path: d.path, reason: d.reason })),
     }),
   };
-  const whole = blocks.every((b) => b.type !== 'tool_use' || parses(b.json));
+  const whole = blocks.every((b) => b.type !== 'tool_use' || isObjectJson(b.json));
   return { shape, sent: whole ? [...continued, ...blocks.map(sentBlock)] : undefined };
 }
 
@@ -74,10 +74,14 @@ function contentOf(content: unknown): unknown[] {
   return Array.isArray(content) ? content : [];
 }
 
-function parses(json: string): boolean {
+/**
+ * Whether a call's input is a JSON object: the only input a client can send back (the real API
+ * never gives another; a script may, to test the client).
+ */
+function isObjectJson(json: string): boolean {
   try {
-    JSON.parse(json);
-    return true;
+    const value: unknown = JSON.parse(json);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
   } catch {
     return false;
   }

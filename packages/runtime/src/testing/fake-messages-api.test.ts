@@ -328,3 +328,27 @@ describe('fake Messages API: faults on a reply with thinking', () => {
     expect(err).toMatchObject({ status: 400, apiMessage: expect.stringMatching(/^messages\.1: this assistant turn differs from the reply the API gave/) });
   });
 });
+
+describe('fake Messages API: concurrent requests', () => {
+  it('gives replies that overlap in time their own message and tool call ids', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let waiting = 0;
+    const api = await startFakeMessagesApi({
+      brain: async () => {
+        if (++waiting === 2) release();
+        await held;
+        return { toolUse: { name: 'read_file', input: { path: 'a' } } };
+      },
+    });
+    servers.push(api);
+    const client = new Anthropic({ apiKey: 'test-key', baseURL: api.url, maxRetries: 0 });
+    const ask1 = client.messages.create({ model: MODEL, max_tokens: 100, messages: [ask('one')] });
+    const ask2 = client.messages.create({ model: MODEL, max_tokens: 100, messages: [ask('two')] });
+    const [a, b] = await Promise.all([ask1, ask2]);
+    expect(a.id).not.toBe(b.id);
+    const callId = (m: Anthropic.Message) => m.content.find((c) => c.type === 'tool_use')?.id;
+    expect(callId(a)).toBeDefined();
+    expect(callId(a)).not.toBe(callId(b));
+  });
+});

@@ -85,7 +85,10 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promis
       dropped = verdict.dropped;
       record.dropped = dropped;
     }
-    const script = await opts.brain(body, messageCount++);
+    // Numbered before the brain thinks: replies to concurrent requests must not share an id (a
+    // tool call's id is made from it, and the API never repeats one).
+    const index = messageCount++;
+    const script = await opts.brain(body, index);
     if ('status' in script) {
       record.status = script.status;
       return sendFault(res, script);
@@ -94,7 +97,7 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promis
       body,
       headers: record.headers,
       script,
-      id: `msg_fake_${messageCount}`,
+      id: `msg_fake_${index + 1}`,
       dropped,
       usage: (prompt, output) => simulatedUsage(cache, prompt, now(), output, script.usage),
     });
