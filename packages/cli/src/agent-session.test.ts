@@ -10,6 +10,7 @@ import { ScriptedProvider, type CompletionRequest } from '@infinity-code/runtime
 import { listSessions } from '@infinity-code/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentSession } from './agent-session.js';
+import { basePrompt } from './instructions.js';
 import { autoAcceptReviewer } from './review.js';
 import { setUpSession, type SessionRequest } from './session-setup.js';
 
@@ -205,5 +206,29 @@ describe('setUpSession', () => {
     const provider = new ScriptedProvider(brain);
     expect(setUpSession({ cwd: repo, env, title: 't', provider }).retry).toEqual({ maxRetries: 0, baseDelayMs: 5 });
     expect(() => setUpSession({ cwd: repo, env: { ...env, INFINITY_CODE_RETRY: 'soon' }, title: 't', provider })).toThrow(/INFINITY_CODE_RETRY is not valid JSON/);
+  });
+
+  it("keeps a session's project instructions as it first read them: an edited AGENTS.md applies to new sessions, not to -c", () => {
+    const repo = temp('ic-setup-');
+    git(repo, 'init', '-q');
+    const env = { HOME: temp('ic-setup-home-') };
+    const provider = new ScriptedProvider(brain);
+    writeFileSync(join(repo, 'AGENTS.md'), 'Use tabs.\n');
+    const first = setUpSession({ cwd: repo, env, title: 't', provider });
+    expect(first.instructions.project).toEqual({ file: 'AGENTS.md', text: 'Use tabs.' });
+    writeFileSync(join(repo, 'AGENTS.md'), 'Use spaces.\n');
+    // The session under way: its system prompt (to which its thinking is bound) stays the same.
+    const resumed = setUpSession({ cwd: repo, env, title: 't', provider, continueLatest: true });
+    expect(resumed.session.id).toBe(first.session.id);
+    expect(basePrompt(repo, resumed.instructions.project)).toBe(basePrompt(repo, first.instructions.project));
+    expect(basePrompt(repo, resumed.instructions.project)).toContain('Use tabs.');
+    // A new session reads the file as it is now.
+    const fresh = setUpSession({ cwd: repo, env, title: 't2', provider });
+    expect(fresh.instructions.project?.text).toBe('Use spaces.');
+    // A project without instructions is kept as such too.
+    rmSync(join(repo, 'AGENTS.md'));
+    const none = setUpSession({ cwd: repo, env, title: 't3', provider });
+    writeFileSync(join(repo, 'AGENTS.md'), 'Added later.\n');
+    expect(setUpSession({ cwd: repo, env, title: 't', provider, resume: none.session.id }).instructions.project).toBeUndefined();
   });
 });

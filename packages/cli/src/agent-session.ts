@@ -193,7 +193,7 @@ export class AgentSession {
       model: () => modelRef.current,
       // Read per completion too: `/effort` applies from the next one; unset, none is sent.
       effort: () => effortRef.current,
-      systemPrompt: basePrompt(setup.root),
+      systemPrompt: basePrompt(setup.root, setup.instructions.project),
       contextWindow: (model) => contextWindowFor(model, config),
       ...(setup.retry ? { retry: setup.retry } : {}),
       reviewReport: o.reviewer(sandboxes),
@@ -241,6 +241,8 @@ export class AgentSession {
    */
   async newSession(title: string): Promise<string> {
     const created = this.setup.registry.create(title);
+    // Its threads get this process's system prompt: recorded, so that -c gives them the same.
+    this.setup.registry.setInstructions(created.id, this.setup.instructions.id);
     await this.sandboxes.forRoot(created.id);
     const move = () => {
       this.current = { rootId: created.id };

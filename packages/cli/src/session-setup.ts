@@ -9,6 +9,7 @@ import { chooseEffort } from './effort.js';
 import { chooseModel } from './model-choice.js';
 import { requireGitRoot } from './project.js';
 import { anthropicEnv, type AnthropicCredentials } from './provider-env.js';
+import { sessionInstructions, type ProjectInstructions } from './instructions.js';
 import { mcpSessionOptions, type McpSessionOptions } from './mcp-setup.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { SessionRegistry, type SessionInfo } from './sessions.js';
@@ -53,6 +54,8 @@ export interface SessionSetup {
   registry: SessionRegistry;
   /** The session to run first; its id is its root thread's. */
   session: SessionInfo;
+  /** The project instructions of its system prompt, as the session first read them. */
+  instructions: { id: string; project: ProjectInstructions | undefined };
   /** The model provider given (the demo's)... */
   provider?: ModelProvider;
   /** ...or else the Anthropic API's credentials (checked here, used when the session opens). */
@@ -90,6 +93,8 @@ export function setUpSession(o: SessionRequest): SessionSetup {
       ? (registry.latest() ?? registry.create(o.title))
       : registry.create(o.title);
   registry.touch(session.id);
+  const kept = sessionInstructions(root, session.instructions);
+  if (kept.id !== session.instructions) registry.setInstructions(session.id, kept.id);
   // A wrong --mcp-config file is an error now; a wrong .mcp.json entry a warning.
   const mcpWarnings: string[] = [];
   const mcp = mcpSessionOptions({
@@ -109,6 +114,7 @@ export function setUpSession(o: SessionRequest): SessionSetup {
     ...(retry ? { retry } : {}),
     registry,
     session,
+    instructions: { id: kept.id, project: kept.instructions },
     ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}),
     ...(o.network !== undefined ? { network: o.network } : {}),
     unsandboxed: o.unsandboxed === true,

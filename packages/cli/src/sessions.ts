@@ -12,6 +12,8 @@ export interface SessionInfo {
   updatedAt: string;
   /** The sandbox session holding this session's sandboxes, to resume them. */
   sandboxSession?: string;
+  /** The project instructions its system prompt holds (see sessionInstructions). */
+  instructions?: string;
 }
 
 /**
@@ -72,6 +74,11 @@ export class SessionRegistry {
   /** Records which sandbox session holds this session's sandboxes. */
   setSandboxSession(id: string, sandboxSession: string): void {
     this.write(this.list().map((s) => (s.id === id ? { ...s, sandboxSession } : s)));
+  }
+
+  /** Records which project instructions the session's system prompt holds. */
+  setInstructions(id: string, instructions: string): void {
+    this.write(this.list().map((s) => (s.id === id ? { ...s, instructions } : s)));
   }
 
   /** Marks the session as the most recently used one. */

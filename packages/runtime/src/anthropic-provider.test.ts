@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicProvider, type AnthropicProviderOptions } from './anthropic-provider.js';
 import { ModelError } from './errors.js';
-import { text } from './messages.js';
+import { text, type ContentBlock } from './messages.js';
 import type { CompletionRequest, StreamEvent } from './provider.js';
 import { closedLoopbackUrl } from './test-support/closed-port.js';
 import { startFakeMessagesApi, type FakeBrain, type FakeMessagesApi, type FakeScript } from './testing/index.js';
@@ -379,8 +379,8 @@ describe('fake Messages API', () => {
       const p = provider(server.url);
       const first: StreamEvent[] = [];
       for await (const ev of p.stream(CURRENT, new AbortController().signal)) first.push(ev);
-      const reply = first.flatMap((e) =>
-        e.type === 'block' ? [e.block] : e.type === 'tool_use' ? [{ type: 'tool_use' as const, id: e.id, name: e.name, input: e.input }] : [],
+      const reply = first.flatMap((e): ContentBlock[] =>
+        e.type === 'block' ? [e.block] : e.type === 'tool_use' ? [{ type: 'tool_use', id: e.id, name: e.name, input: e.input }] : [],
       );
       const next: CompletionRequest = {
         ...CURRENT,
@@ -402,6 +402,10 @@ describe('fake Messages API', () => {
       expect(retried.body.thinking).toMatchObject({ block_binding: { prefix_mismatch_behavior: 'drop_block' } });
       expect(retried.headers['anthropic-beta']).toContain('thinking-binding-controls-2026-08-01');
       expect(retried.dropped).toEqual([{ path: 'messages.1.content.0', reason: 'prefix_binding_mismatch' }]);
+      // The conversation asks for it from now on, without being refused first.
+      for await (const ev of p.stream(next, new AbortController().signal)) void ev;
+      expect(server.requests).toHaveLength(4);
+      expect(server.requests[3]).toMatchObject({ status: 200, body: { thinking: { block_binding: { prefix_mismatch_behavior: 'drop_block' } } } });
     });
   });
 });

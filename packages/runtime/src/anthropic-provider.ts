@@ -57,6 +57,8 @@ export class AnthropicProvider implements ModelProvider {
    * a while ('network': retried with the long budget).
    */
   #reached = false;
+  /** System prompts (one per session) of conversations whose stale thinking the API is asked to drop. */
+  readonly #dropping = new Set<string>();
 
   constructor(opts: AnthropicProviderOptions = {}) {
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -134,19 +136,24 @@ export class AnthropicProvider implements ModelProvider {
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
         const params = toParams(request, this.#caching);
-        try {
-          events = await sdk.messages.create(params, { signal: ctrl.signal });
-        } catch (err) {
-          if (!(err instanceof sdk.mod.APIError && isBindingMismatch(err))) throw err;
-          // Something under the conversation's thinking changed (a tool server's tools, the
-          // project's instructions since the session started, another version of this program):
-          // the API refuses those blocks. The conversation goes on without them rather than
-          // failing at every request from now on.
-          mark('thinking-dropped', () => clip(err.apiMessage ?? ''));
-          events = await sdk.messages.create(withDroppedMismatches(params), {
-            signal: ctrl.signal,
-            headers: { 'anthropic-beta': BETA_BINDING_CONTROLS },
-          });
+        const dropping = () => ({ signal: ctrl.signal, headers: { 'anthropic-beta': BETA_BINDING_CONTROLS } });
+        if (this.#dropping.has(request.system)) {
+          events = await sdk.messages.create(withDroppedMismatches(params), dropping());
+        } else {
+          try {
+            events = await sdk.messages.create(params, { signal: ctrl.signal });
+          } catch (err) {
+            if (!(err instanceof sdk.mod.APIError && isBindingMismatch(err))) throw err;
+            // Something under the conversation's thinking changed (a tool server's tools, the
+            // project's instructions since the session started, another version of this
+            // program): the API refuses those blocks. The conversation goes on without them
+            // rather than failing at every request, and asks so from now on (the blocks stay in
+            // its history); its threads share the system prompt, which names the session.
+            mark('thinking-dropped', () => clip(typeof err.apiMessage === 'string' ? err.apiMessage : ''));
+            if (this.#dropping.size >= MAX_DROPPING) this.#dropping.clear();
+            this.#dropping.add(request.system);
+            events = await sdk.messages.create(withDroppedMismatches(params), dropping());
+          }
         }
         this.#reached = true;
       } catch (err) {
@@ -224,17 +231,20 @@ function thinkingParams(request: CompletionRequest): Pick<Anthropic.MessageCreat
 }
 
 const BETA_BINDING_CONTROLS = 'thinking-binding-controls-2026-08-01';
+/** Sessions remembered as needing drop_block; past it the memory starts over (a 400 each re-learns). */
+const MAX_DROPPING = 256;
 
 /** The 400 of a thinking block whose prefix changed since it was made (not a damaged signature). */
-function isBindingMismatch(err: APIError): boolean {
-  return err.status === 400 && /bound to a different conversation/.test(err.apiMessage ?? err.message);
+function isBindingMismatch(err: { status?: unknown; apiMessage?: unknown; message: string }): boolean {
+  const message = typeof err.apiMessage === 'string' ? err.apiMessage : err.message;
+  return err.status === 400 && /bound to a different conversation/.test(message);
 }
 
 /** The same request, asking the API to drop thinking blocks whose prefix changed instead of refusing it. */
 function withDroppedMismatches(params: Anthropic.MessageCreateParamsStreaming): Anthropic.MessageCreateParamsStreaming {
   if (params.thinking?.type !== 'adaptive') return params;
   const thinking = { ...params.thinking, block_binding: { prefix_mismatch_behavior: 'drop_block' } };
-  return { ...params, thinking: thinking as Anthropic.ThinkingConfigAdaptive };
+  return { ...params, thinking };
 }
 
 /** HistoryMessage is declared in the Messages API's wire shape (messages.ts): no conversion. */

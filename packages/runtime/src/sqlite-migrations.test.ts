@@ -50,6 +50,41 @@ describe('session store versions', () => {
     check.close();
   });
 
+  it('opens a version 2 store: its summaries stay in force (applied where they stand), and thinking round-trips', async () => {
+    const path = dbPath();
+    const old = new Database(path);
+    old.exec(SCHEMA_V0);
+    old.pragma('user_version = 2');
+    old.prepare("INSERT INTO threads (uid, stack, root, message_count, summary_count) VALUES ('root', '[\"root\"]', 'root', 3, 1)").run();
+    old.prepare('INSERT INTO messages (thread, data) VALUES (1, ?)').run(
+      JSON.stringify([
+        { role: 'user', content: [{ type: 'text', text: 'old question' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'old answer' }] },
+        { role: 'user', content: [{ type: 'text', text: 'newer question' }] },
+      ]),
+    );
+    old.prepare("INSERT INTO summaries (thread, up_to, text) VALUES (1, 2, 'We discussed the old question.')").run();
+    old.close();
+
+    const store = new SqliteStore({ path });
+    const t = (await store.loadThread('root'))!;
+    expect(JSON.stringify(t.history[0])).toContain('We discussed the old question.');
+    expect(t.history.slice(1)).toEqual([{ role: 'user', content: [{ type: 'text', text: 'newer question' }] }]);
+    // A thinking block is stored and read back exactly.
+    const thinking = { type: 'thinking' as const, thinking: 'Notes ✓ with "quotes"\n', signature: 'c2lnbmF0dXJl+/=' };
+    await store.commit({
+      threadId: 'root', append: [{ role: 'assistant', content: [thinking, { type: 'text', text: 'new answer' }] }], consumed: [], batch: [],
+      subscriptions: [], hasDeferred: false, compacting: false, enqueue: [], completions: 1, contextTokens: 0,
+      usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, completionUsage: [],
+    });
+    expect((await store.loadThread('root'))!.history.at(-1)!.content[0]).toEqual(thinking);
+    await store.close();
+    const check = new Database(path);
+    expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(check.prepare('SELECT up_to, applied_at FROM summaries').get()).toEqual({ up_to: 2, applied_at: 2 });
+    check.close();
+  });
+
   it('a new store gets the current version', async () => {
     const path = dbPath();
     await new SqliteStore({ path }).close();
