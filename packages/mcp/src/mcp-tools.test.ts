@@ -198,7 +198,7 @@ describe('MCP tools in the runtime', () => {
     expect(rig.mcp.status()[0]).toMatchObject({ state: 'ready', restarts: 0 });
   });
 
-  it('servers start in the background: the first model request does not wait for one still starting, and its tools come once it is ready', async () => {
+  it("servers start in the background: the first model request does not wait for one still starting, and a conversation's tools never change after it", async () => {
     let release!: () => void;
     http = await startHttpFixture({ holdInitialize: new Promise<void>((resolve) => (release = resolve)) });
     rig = await Rig.start({ servers: [httpServer('remote', http.url)] });
@@ -210,8 +210,16 @@ describe('MCP tools in the runtime', () => {
     expect(rig.mcp.status()[0].state).toBe('starting');
     release();
     await rig.mcp.settled();
+    // Ready now, but the tools under the conversation stay as they were (its thinking is bound
+    // to them): the server's tools are left out, saying why. (The CLI waits for its servers
+    // before the first request, so they are in it.)
+    const [s] = rig.mcp.status();
+    expect(s.state).toBe('ready');
+    expect(s.skippedTools.map((t) => t.name)).toContain('mcp__remote__lookup');
+    for (const t of s.skippedTools) expect(t.reason).toContain('offered from the next run');
     const [lookup] = await rig.call([{ name: 'mcp__remote__lookup', input: { key: 'late' } }]);
-    expect(lookup).toMatchObject({ text: 'value of late', isError: false });
+    expect(lookup.text).toContain("tool 'mcp__remote__lookup' does not exist");
+    expect(rig.offered.at(-1)).toEqual(rig.offered[0]);
   });
 
   it('an HTTP server that went away: the call says so, one reconnection is tried, then its calls get a clear error', async () => {
