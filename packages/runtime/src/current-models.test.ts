@@ -236,4 +236,24 @@ describe.each<StoreKind>(['memory', 'sqlite'])('today\'s models with the %s stor
     expect(errors).toEqual([expect.objectContaining({ kind: 'refusal', message: expect.stringContaining('Malware.') })]);
     await run.done();
   });
+
+  it('a full context window mid-answer: compacted, then the answer goes on, every request passing the checks', async () => {
+    const brain: FakeBrain = (body) => {
+      const last = lastTextOf(body);
+      if (last.includes('compaction thread')) return { text: 'Summary: a long report was being written.' };
+      if (last.includes('context window is full')) return { text: 'The rest of the report.' };
+      if (resultsIn(body) === 0) return { text: 'Reading first.', toolUse: { name: 'echo', input: { text: 'a' } } };
+      return { text: 'Report part one', stopReason: 'model_context_window_exceeded' };
+    };
+    const run = await start(storeKind, brain);
+    await run.system.send([userText('t', 'write the report', 'u1')]);
+    await run.system.whenIdle();
+    expectClean(run.api.requests);
+    const stops = run.events.flatMap((e) => (e.type === 'completion-finished' && e.threadId === 't' ? [e.stopReason] : []));
+    expect(stops).toEqual(['tool_use', 'model_context_window_exceeded', 'end_turn']);
+    expect(run.events.some((e) => e.type === 'compaction-applied')).toBe(true);
+    const { history } = (await run.store.loadThread('t'))!;
+    expect(history.at(-1)?.content.at(-1)).toEqual({ type: 'text', text: 'The rest of the report.' });
+    await run.done();
+  });
 });
