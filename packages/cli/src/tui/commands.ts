@@ -123,6 +123,8 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
         await controller.setEffort(wanted.effort);
         return store.dispatch({ type: 'ui:effort', effort: wanted.effort });
       }
+      case 'notes':
+        return store.dispatch({ type: 'ui:notes' });
       case 'cost': {
         const rows = await controller.usage();
         // Loaded on use: it needs the runtime's main module, which the first frame doesn't wait for.

@@ -9,6 +9,7 @@ export type SlashCommand =
   | { name: 'sessions' }
   | { name: 'model'; id?: string }
   | { name: 'effort'; level?: string }
+  | { name: 'notes' }
   | { name: 'cost' }
   | { name: 'stop' }
   | { name: 'diff' }
@@ -25,6 +26,7 @@ export const COMMANDS: ReadonlyArray<{ name: SlashName; args?: string; help: str
   { name: 'sessions', help: 'list the sessions of this repository' },
   { name: 'model', args: '[alias|id]', help: 'show the models, or switch (opus, sonnet, haiku, fable or an id)' },
   { name: 'effort', args: '[level]', help: 'show or set how hard the model works (low, medium, high, xhigh, max, default)' },
+  { name: 'notes', help: "fold or unfold the model's progress notes (its thinking between tool calls)" },
   { name: 'cost', help: 'tokens and estimated cost per thread and model' },
   { name: 'stop', help: 'stop what the agent is doing now' },
   { name: 'diff', help: "review the session's changes and apply them to your working tree" },

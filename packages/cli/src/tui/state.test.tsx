@@ -259,3 +259,66 @@ describe('the UI reducer over real runtime events', () => {
     expect(s.status).not.toHaveProperty('effort');
   });
 });
+
+describe("the model's notes (thinking between tool calls)", () => {
+  const echo: AsyncTool = {
+    kind: 'async',
+    name: 'echo',
+    description: 'echo',
+    input_schema: { type: 'object', properties: {} },
+    dispatch(_input, ctx) {
+      setImmediate(() => void ctx.respond({ content: 'ok' }));
+    },
+  };
+  const notes = Array.from({ length: 7 }, (_, i) => `note line ${i + 1}`).join('\n');
+
+  it('become dimmed items before the call they lead to, folded after a few lines; an empty block leaves none', async () => {
+    const s = await session(
+      (r) => (r.messages.length === 1 ? { thinking: notes, toolCall: { name: 'echo', input: {} } } : { thinking: '', text: 'Done.' }),
+      [echo],
+    );
+    await s.say('go');
+    await s.system.whenIdle();
+    const kinds = s.state.items.map((i) => i.kind);
+    expect(kinds).toEqual(['user', 'thinking', 'tool', 'assistant']);
+    const item = s.state.items[1];
+    expect(item).toMatchObject({ kind: 'thinking', text: notes });
+    const shown = frame(<Entry item={item} />);
+    expect(shown).toContain('✻ note line 1');
+    expect(shown).toContain('note line 4');
+    expect(shown).not.toContain('note line 5');
+    expect(shown).toContain('… 3 more lines of notes (/notes unfolds them)');
+    expect(s.state.liveThinking).toBeNull();
+    await s.system.close();
+  });
+
+  it('/notes unfolds them: the latest again in full, and the next ones whole', async () => {
+    const s = await session((r) => (r.messages.length === 1 ? { thinking: notes, toolCall: { name: 'echo', input: {} } } : { thinking: notes, text: 'Done.' }), [echo]);
+    await s.say('go');
+    await s.system.whenIdle();
+    s.act({ type: 'ui:notes' });
+    const again = s.state.items.at(-1)!;
+    expect(again).toMatchObject({ kind: 'thinking', full: true });
+    expect(frame(<Entry item={again} />)).toContain('note line 7');
+    await s.say('again');
+    await s.system.whenIdle();
+    const latest = s.state.items.filter((i) => i.kind === 'thinking').at(-1)!;
+    expect(latest).toMatchObject({ full: true });
+    s.act({ type: 'ui:notes' });
+    expect(s.state.notesFull).toBe(false);
+    await s.system.close();
+  });
+
+  it('while a block streams: its latest lines live, or "Thinking…" while it has none', () => {
+    let s = initialState(INFO);
+    s = reduce(s, { type: 'thinking-delta', threadId: 'root', text: '' });
+    expect(s.liveThinking).toBe('');
+    s = reduce(s, { type: 'thinking-delta', threadId: 'root', text: 'Looking at the parser.' });
+    expect(s.liveThinking).toBe('Looking at the parser.');
+    // The text of the answer ends the block: its notes join the transcript first.
+    s = reduce(s, { type: 'text-delta', threadId: 'root', text: 'The answer' });
+    expect(s.items.at(-1)).toMatchObject({ kind: 'thinking', text: 'Looking at the parser.' });
+    expect(s.liveThinking).toBeNull();
+    expect(s.liveText).toBe('The answer');
+  });
+});

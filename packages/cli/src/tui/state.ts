@@ -19,6 +19,8 @@ export type UiAction =
   | { type: 'ui:model'; model: string; contextWindow?: number }
   /** `/effort`: the level of the next completions; undefined for the model's default. */
   | { type: 'ui:effort'; effort: Effort | undefined }
+  /** `/notes`: the model's notes folded after a few lines, or shown whole (the latest again, whole). */
+  | { type: 'ui:notes' }
   /** The session finished opening in the background (the first frame doesn't wait for it). */
   | { type: 'ui:backend'; backend: string }
   /** A resumed session's earlier transcript (the root's stored history), with its calls' display lines by id. */
@@ -101,6 +103,12 @@ function reduceUi(s: UiState, a: UiAction): UiState {
         'info',
         `Model set to ${a.model}.`,
       );
+    case 'ui:notes': {
+      const full = !s.notesFull;
+      const latest = full ? s.items.findLast((i) => i.kind === 'thinking') : undefined;
+      const next = notice({ ...s, notesFull: full }, 'info', full ? "The model's notes are shown whole from now on (/notes folds them)." : "The model's notes are folded after a few lines from now on.");
+      return latest?.kind === 'thinking' ? pushItem(next, { kind: 'thinking', text: latest.text, full: true }) : next;
+    }
     case 'ui:effort': {
       const { effort: _, ...status } = s.status;
       return notice(

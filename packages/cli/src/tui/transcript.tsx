@@ -15,10 +15,10 @@ const NOTICE: Record<string, { mark: string; color: string }> = {
 export const NOTE_LINES = 4;
 
 /** The model's progress notes between tool calls: dimmed, folded after a few lines. */
-export function ThinkingNotes({ text, live = false }: { text: string; live?: boolean }) {
+export function ThinkingNotes({ text, live = false, full = false }: { text: string; live?: boolean; full?: boolean }) {
   const lines = text.split('\n');
   // Live, the latest lines matter; finished, the first ones (they say what comes next).
-  const shown = lines.length <= NOTE_LINES ? lines : live ? lines.slice(-NOTE_LINES) : lines.slice(0, NOTE_LINES);
+  const shown = full || lines.length <= NOTE_LINES ? lines : live ? lines.slice(-NOTE_LINES) : lines.slice(0, NOTE_LINES);
   const folded = lines.length - shown.length;
   return (
     <Box marginTop={1} flexDirection="column">
@@ -29,7 +29,7 @@ export function ThinkingNotes({ text, live = false }: { text: string; live?: boo
           {shown.join('\n')}
         </Text>
       </Box>
-      {!live && folded > 0 ? <Text dimColor>  … {folded} more lines of notes</Text> : null}
+      {!live && folded > 0 ? <Text dimColor>  … {folded} more lines of notes (/notes unfolds them)</Text> : null}
     </Box>
   );
 }
@@ -66,7 +66,7 @@ export function Entry({ item }: { item: TranscriptItem }) {
         </Box>
       );
     case 'thinking':
-      return <ThinkingNotes text={item.text} />;
+      return <ThinkingNotes text={item.text} full={item.full === true} />;
     case 'tool':
       return <ToolRow display={item.display} status={item.status} summary={item.summary} output={item.output} diff={item.diff} />;
     case 'report':

@@ -10,8 +10,8 @@ export type NoticeLevel = 'info' | 'error' | 'retry' | 'compaction';
 export type TranscriptItem =
   | { kind: 'user'; id: number; text: string }
   | { kind: 'assistant'; id: number; text: string }
-  /** The model's progress notes between its tool calls (its thinking, where the API shows it). */
-  | { kind: 'thinking'; id: number; text: string }
+  /** The model's progress notes between its tool calls (its thinking, where the API shows it); `full`: not folded. */
+  | { kind: 'thinking'; id: number; text: string; full?: boolean }
   | {
       kind: 'tool';
       id: number;
@@ -122,6 +122,8 @@ export interface UiState {
   liveText: string;
   /** Root thinking streaming now: null when no thinking block is open ('' while it has no text). */
   liveThinking: string | null;
+  /** `/notes`: the model's notes shown whole, not folded after a few lines. */
+  notesFull: boolean;
   /** A slice of the root runs. */
   busy: boolean;
   running: RunningTool[];
@@ -156,6 +158,7 @@ export function initialState(info: TuiInfo): UiState {
     nextId: 1,
     liveText: '',
     liveThinking: null,
+    notesFull: false,
     busy: false,
     running: [],
     background: [],
@@ -202,7 +205,7 @@ export function flushLive(s: UiState): UiState {
 export function flushThinking(s: UiState): UiState {
   if (s.liveThinking === null) return s;
   const text = s.liveThinking.trim();
-  return { ...(text === '' ? s : pushItem(s, { kind: 'thinking', text })), liveThinking: null };
+  return { ...(text === '' ? s : pushItem(s, { kind: 'thinking', text, ...(s.notesFull && { full: true }) })), liveThinking: null };
 }
 
 export function updateThread(s: UiState, id: string, f: (t: ChildThread) => ChildThread): UiState {
