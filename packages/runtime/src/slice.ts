@@ -203,8 +203,9 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
       continue;
     }
     tx.continuations = 0;
-    // A reply cut mid-call: the last call's arguments are incomplete, so it never runs.
-    const cut = stop === 'complete' ? undefined : result.toolCalls.at(-1)?.id;
+    // A reply cut mid-call: the last call's arguments are incomplete, so it never runs. (Cut in
+    // text after its calls, the calls are whole.)
+    const cut = stop !== 'complete' && result.content.at(-1)?.type === 'tool_use' ? result.toolCalls.at(-1)?.id : undefined;
     if (stop === 'context-full') await requestCompaction(deps, thread, tx);
 
     // The validator is loaded on the first reply with calls (not before the first request),
@@ -295,7 +296,7 @@ function stopOf(reason: string | null, cancelled: boolean): Stop {
 function refusalMessage(details: StopDetails | undefined): string {
   const category = details?.category ? ` (category: ${details.category})` : '';
   const why = details?.explanation ? `: ${details.explanation}` : '.';
-  return `The model declined to continue this request${category}${why} Rephrase the task, or try another model with --model.`;
+  return `The model declined to continue this request${category}${why} Rephrase the task, or choose another model (--model, or /model in the TUI).`;
 }
 
 /**

@@ -87,6 +87,17 @@ describe.each(cases)('stop reasons in %s mode with the %s store', (mode, storeKi
     await h.close();
   });
 
+  it('runs every call of a reply the output limit cut in the text after them: the calls are whole', async () => {
+    const echo = echoTool();
+    const brain = (r: CompletionRequest): ScriptedReply =>
+      r.messages.length > 1 ? { text: 'Both echoed.' } : { toolCalls: [{ name: 'echo', input: { text: 'a' } }, { name: 'echo', input: { text: 'b' } }], textAfter: 'And then I', stopReason: 'max_tokens' };
+    const h = makeHarness(mode, storeKind, { brain, tools: [echo] });
+    await h.send(userText('t', 'echo both', 'u1'));
+    await h.settle();
+    expect(echo.log).toHaveLength(2);
+    await h.close();
+  });
+
   it('goes on with a text answer the output limit cut, as one answer', async () => {
     let calls = 0;
     const brain = (r: CompletionRequest): ScriptedReply => {
