@@ -6,8 +6,9 @@ import { toRequestMessages } from './history.js';
 import type { InputMessage } from './input.js';
 import { Preparer } from './prepare.js';
 import type { Effort } from './models.js';
-import type { CompletionRequest, ModelProvider, StopDetails, ThinkingDisplay } from './provider.js';
+import type { CompletionRequest, ModelProvider, ThinkingDisplay } from './provider.js';
 import { userTextMessage } from './history.js';
+import { awaitsReply, contextFull, MAX_CONTINUATIONS, MAX_PAUSES, refusalMessage, requestCompaction, stopOf } from './reply-stop.js';
 import { STOP_PHRASES } from './wording.js';
 import type { RuntimeServices } from './services.js';
 import type { LoadedThread, PendingCall, ThreadRecord } from './store.js';
@@ -269,63 +270,6 @@ function resolveBatch(
   for (const e of errors) tx.answer(bus, e.id, { content: e.message, isError: true });
 }
 
-/** Text answers continued after the output limit cut them, in a row, before the thread stops. */
-const MAX_CONTINUATIONS = 4;
-/** pause_turn replies in a row before the thread stops. */
-const MAX_PAUSES = 8;
-
-type Stop = 'complete' | 'cut' | 'context-full' | 'refusal' | 'pause';
-
-/** What a reply's stop reason asks of the slice (an unknown reason reads as a finished reply). */
-function stopOf(reason: string | null, cancelled: boolean): Stop {
-  if (cancelled) return 'complete';
-  switch (reason) {
-    case 'max_tokens':
-      return 'cut';
-    case 'model_context_window_exceeded':
-      return 'context-full';
-    case 'refusal':
-      return 'refusal';
-    case 'pause_turn':
-      return 'pause';
-    default:
-      return 'complete';
-  }
-}
-
-function refusalMessage(details: StopDetails | undefined): string {
-  const category = details?.category ? ` (category: ${details.category})` : '';
-  const why = details?.explanation ? `: ${details.explanation}` : '.';
-  return `The model declined to continue this request${category}${why} Rephrase the task, or choose another model (--model, or /model in the TUI).`;
-}
-
-/**
- * The context filled up mid-answer: the thread is compacted, and once the summary is in, it
- * goes on (a history that ends with this unanswered message is picked up after compaction).
- */
-async function contextFull(deps: SliceDeps, thread: LoadedThread, tx: Turn): Promise<SliceOutcome> {
-  if (tx.afterCompaction) {
-    deps.bus.emit({
-      type: 'error',
-      threadId: thread.record.id,
-      kind: 'budget',
-      message: 'The context window filled up again right after the conversation was compacted; start a new session (/new) or send a shorter task.',
-    });
-    return 'failed';
-  }
-  tx.push(userTextMessage(STOP_PHRASES.contextFull));
-  await requestCompaction(deps, thread, tx);
-  return 'skipped';
-}
-
-async function requestCompaction(deps: SliceDeps, thread: LoadedThread, tx: Turn): Promise<void> {
-  const r = thread.record;
-  if (r.kind === 'compaction') return;
-  // Taken after this slice (a thread's slices run one at a time); a crash before this slice's
-  // commit compacts what was committed, which is harmless.
-  await deps.deliver({ id: `compact:full:${r.messageCount}:${tx.completions}`, threadId: r.id, body: { kind: 'compaction' } });
-}
-
 function overCap(count: number, cap: number): string {
   return (
     `Error: this reply made ${count} tool calls, and at most ${cap} run per reply, so this one did not run. ` +
@@ -436,13 +380,6 @@ function announce(deps: SliceDeps, thread: LoadedThread, prep: Preparer): void {
     // The call has its (synthetic) result now: observers that pair calls with results see it.
     bus.emit({ type: 'tool-result', threadId, toolUseId: call.id, content: result.content, isError: result.is_error === true });
   }
-}
-
-/** The history ends with the request to go on that a full context left (contextFull), and no call waits. */
-function awaitsReply(thread: LoadedThread, tx: Turn): boolean {
-  const last = tx.view().at(-1);
-  const block = last?.role === 'user' ? last.content.at(-1) : undefined;
-  return tx.batch.length === 0 && thread.record.status !== 'closed' && block?.type === 'text' && block.text === STOP_PHRASES.contextFull;
 }
 
 /** After a compaction: the stored view now starts with the summary. */
