@@ -37,7 +37,9 @@ export function createReviewBroker(opts: ReviewBrokerOptions): ReviewBroker {
   let listeners: Array<(request: ReviewRequest) => void> = [];
   return {
     async reviewer(thread, _report, { signal }) {
-      const diff = await opts.diffOf(thread);
+      // Not waited for once the session closes: the diff may need the sandboxes the close is
+      // taking down, and the close waits for this child's slice.
+      const diff = await untilClosed(opts.diffOf(thread), signal);
       if (!diff) return {};
       // Nothing to decide on, but the parent's model should know what did not come through.
       if (diff.files.length === 0) return diff.leftOut?.length ? { attachment: diff, note: leftOutNote(diff) } : {};
@@ -98,4 +100,30 @@ export function reviewNote(decision: ReviewDecision, outcome?: ReviewOutcome): s
   if (outcome?.message) lines.push(outcome.message);
   if (outcome?.conflicts?.length) lines.push(`Conflicts in: ${outcome.conflicts.join(', ')}.`);
   return lines.join('\n');
+}
+
+/** `work`, or a rejection as soon as `signal` aborts (the session closed: the review is abandoned). */
+function untilClosed<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  const closed = () => new Error('the session closed before the review was decided');
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(closed());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      work.catch(() => undefined);
+      reject(closed());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
 }
