@@ -8,6 +8,7 @@ import { SandboxError } from './errors.js';
 import { makeGitRunner, type GitRunner } from './git.js';
 import { PROXY_BRIDGE, PROXY_PORT } from './network-proxy.js';
 import { killQuietly, processStart } from './proc.js';
+import { procMaskArgs } from './proc-masks.js';
 import { inheritedEnv } from './secret-env.js';
 import { timed } from './timing.js';
 
@@ -80,6 +81,8 @@ export class NamespaceHolder {
     private readonly commandView: readonly string[],
     /** The holder shares the machine's network: nothing to join (an unprivileged user may not). */
     private readonly hostNetwork: boolean,
+    /** bubblewrap arguments that make a command's /proc/sys and the like read-only (proc-masks.ts). */
+    private readonly procMasks: readonly string[],
   ) {}
 
   static async start(plan: HolderPlan, pidFile: string): Promise<NamespaceHolder> {
@@ -146,7 +149,8 @@ export class NamespaceHolder {
     infoPipe?.removeAllListeners('data');
     infoPipe?.resume();
     const commandView = [...plan.commandReadOnly.flatMap((p) => ['--ro-bind', p, p]), ...plan.commandHidden.flatMap((p) => ['--tmpfs', p])];
-    const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network);
+    // After the command's own /proc: its kernel knobs read-only (see proc-masks.ts).
+    const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network, procMaskArgs());
     timed('sandbox-mount', startedAt);
     await writeFile(pidFile, JSON.stringify({ pid: initPid, start: (await processStart(initPid)) ?? '' }));
     return holder;
@@ -195,6 +199,7 @@ export class NamespaceHolder {
       ...this.commandView,
       '--proc',
       '/proc',
+      ...this.procMasks,
       '--unshare-pid',
       '--die-with-parent',
       '--cap-drop',

@@ -150,6 +150,30 @@ export function registerConfinementTests(s: SuiteContext): void {
     expect(r.stdout).toMatch(/(^|\n)0\nend\n$/);
   });
 
+  it("the kernel's settings are read-only to commands, even as uid 0: no sysctl write (core_pattern, domainname) lands, kernel memory and keys stay hidden", async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    const domainBefore = await readFile('/proc/sys/kernel/domainname', 'utf8');
+    try {
+      // core_pattern is written with the value it has, so that even a failing run changes nothing;
+      // the error shows the write was refused. domainname gets a marker.
+      const r = await sb.run(
+        'cat /proc/sys/kernel/core_pattern > /tmp/cp; cat /tmp/cp > /proc/sys/kernel/core_pattern 2>&1; echo "core=$?"; ' +
+          'echo ic-escaped > /proc/sys/kernel/domainname 2>&1; echo "domain=$?"; ' +
+          'cat /proc/sys/kernel/hostname >/dev/null && echo readable; ' +
+          '[ -e /proc/kcore ] && head -c 1 /proc/kcore | wc -c; [ -e /proc/keys ] && wc -c < /proc/keys; echo end',
+      );
+      expect(r.stdout).toMatch(/core=[1-9]/);
+      expect(r.stdout).toMatch(/domain=[1-9]/);
+      expect(r.stdout).toContain('readable');
+      expect(r.stdout).not.toMatch(/^[1-9]\d*$/m);
+      expect(await readFile('/proc/sys/kernel/domainname', 'utf8')).toBe(domainBefore);
+    } finally {
+      if ((await readFile('/proc/sys/kernel/domainname', 'utf8')) !== domainBefore) await writeFile('/proc/sys/kernel/domainname', domainBefore);
+    }
+  });
+
   it('has no network by default: the host loopback is unreachable, a server a command starts is reachable only from the sandbox', async () => {
     const host = await hostServer();
     const port = host.port;
