@@ -28,7 +28,7 @@ export interface PolicyDiffRequest {
   view: {
     /** Host path of it, to look for `.git` above changed paths. */
     hostRoot: string;
-    /** git that sees it at `workTree` (inside the namespace on overlay backends). */
+    /** git that sees it at `workTree` (inside the namespace on overlay backends), sealed (trusted-git.ts). */
     git: GitRunner;
     workTree: string;
   };
@@ -188,7 +188,10 @@ async function nestedReposOf(ctx: SessionContext, req: PolicyDiffRequest, raw: r
 
 async function notIgnoredInView(ctx: SessionContext, req: PolicyDiffRequest, dirs: readonly string[]): Promise<string[]> {
   if (dirs.length === 0) return [];
-  const out = await req.view.git([`--git-dir=${ctx.repo.gitDir}`, `--work-tree=${req.view.workTree}`, 'check-ignore', '-z', '--stdin'], {
+  // Sealed, as every git over sandbox content: in the view, the repository's .git is the
+  // sandbox's own, whose config (fsmonitor, hooks) a command writes. The session's git dir holds
+  // the ignore rules from outside the tree (info/exclude, the user's excludes file).
+  const out = await req.view.git([`--work-tree=${req.view.workTree}`, 'check-ignore', '-z', '--stdin'], {
     cwd: ctx.tmpDir,
     env: { ...ctx.objectEnv, GIT_INDEX_FILE: ctx.baseIndex },
     input: dirs.map((d) => `${d}\0`).join(''),

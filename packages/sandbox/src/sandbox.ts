@@ -312,7 +312,7 @@ export class Sandbox {
       from: delivered ?? trees.from,
       to,
       nestedRepos: nestedRepos ?? [],
-      view: { hostRoot: await this.handle.viewRoot(), git: await this.handle.git(), workTree: this.handle.commandRoot },
+      view: { hostRoot: await this.handle.viewRoot(), git: sealGit(await this.handle.git(), this.owner.ctx.plumbingGitDir), workTree: this.handle.commandRoot },
       policy: opts.maxFileBytes === undefined ? this.owner.policy : { ...this.owner.policy, maxFileBytes: opts.maxFileBytes },
       ...(workingTree !== undefined ? { workingTree } : {}),
     });

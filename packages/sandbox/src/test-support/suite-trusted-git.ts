@@ -143,6 +143,21 @@ export function registerTrustedGitTests(s: SuiteContext): void {
     expect(await traps.fired()).toEqual([]);
   });
 
+  it('a nested repository among the changes does not make our git read the sandbox .git: a planted fsmonitor never runs', async () => {
+    const traps = await makeTraps();
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo, { containment: { writable: [traps.dir] } });
+    const sb = await session.create();
+    expect(await sb.run(plantInSandbox(traps, 'dot-git-hooks'))).toMatchObject({ exitCode: 0, stderr: '' });
+    // `git init sub` makes the backend report a nested repository: whether git ignores where it
+    // is was asked with the repository's git dir, which in the view is the sandbox's own.
+    expect(await sb.run('git init -q sub && echo x > sub/f.txt && echo changed > a.txt')).toMatchObject({ exitCode: 0 });
+    const diff = await sb.diff({ since: 'snapshot' });
+    expect(diff.files.map((f) => f.path)).toContain('a.txt');
+    expect(diff.omitted.map((o) => o.path)).toContain('sub/');
+    expect(await traps.fired()).toEqual([]);
+  });
+
   it("runs nothing from the user's global git config over sandbox content", async () => {
     const traps = await makeTraps();
     // Made before the global config exists: the test's own git would run its hooks.
