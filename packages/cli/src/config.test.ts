@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG, loadConfig } from './config.js';
+import { DEFAULT_CONFIG, loadConfig, type Config } from './config.js';
 import { UserError } from './exit-codes.js';
 import { containmentOf, maxDiffFileBytes, parseNetworkFlag } from './sandbox-config.js';
 import { SessionRegistry } from './sessions.js';
@@ -175,6 +175,34 @@ describe('config: sandbox', () => {
     expect(c.sandbox).toMatchObject({ network: { allow: ['api.github.com'] }, writable: ['/var/cache/npm'], envAllow: ['B_TOKEN'], hidden: ['/opt/x'] });
     write(projectFile(root), JSON.stringify({ sandbox: { network: 'off' } }));
     expect(loadConfig({ env: { HOME: home }, projectRoot: root }).sandbox.network).toBe('off');
+  });
+
+  it.each([
+    // key, the user's file, the repository's file, what the session gets
+    ['sandbox.hidden: a union', { sandbox: { hidden: ['/opt/user-secret'] } }, { sandbox: { hidden: ['/opt/repo'] } }, (c: Config) => expect(c.sandbox.hidden).toEqual(['/opt/user-secret', '/opt/repo'])],
+    ['secretEnv: a union', { secretEnv: ['MY_SECRET'] }, { secretEnv: ['REPO_VAR'] }, (c: Config) => expect(c.secretEnv).toEqual(['MY_SECRET', 'REPO_VAR'])],
+    ['limits.processes: the lower, against the built-in default', {}, { sandbox: { limits: { processes: 30000 } } }, (c: Config) => expect(c.sandbox.limits.processes).toBe(1024)],
+    ['limits.processes: a lower one applies', { sandbox: { limits: { processes: 500 } } }, { sandbox: { limits: { processes: 64 } } }, (c: Config) => expect(c.sandbox.limits.processes).toBe(64)],
+    ['limits.memoryMB: the lower', { sandbox: { limits: { memoryMB: 512 } } }, { sandbox: { limits: { memoryMB: 100000 } } }, (c: Config) => expect(c.sandbox.limits.memoryMB).toBe(512)],
+    ['limits.fileSizeMB: the lower, against the built-in default', {}, { sandbox: { limits: { fileSizeMB: 1e9 } } }, (c: Config) => expect(c.sandbox.limits.fileSizeMB).toBe(4096)],
+    ['commandTimeoutMs: the lower', {}, { sandbox: { commandTimeoutMs: 99 * 3600_000 } }, (c: Config) => expect(c.sandbox.commandTimeoutMs).toBe(30 * 60_000)],
+    ['maxFileMB: the lower, against the built-in default', {}, { sandbox: { maxFileMB: 5000 } }, (c: Config) => expect(c.sandbox.maxFileMB).toBe(20)],
+    ['maxFileMB: a lower one applies', { sandbox: { maxFileMB: 50 } }, { sandbox: { maxFileMB: 2 } }, (c: Config) => expect(c.sandbox.maxFileMB).toBe(2)],
+  ] as const)("a repository's config only narrows %s", (_key, user, project, check) => {
+    const home = temp();
+    const root = temp();
+    write(userFile(home), JSON.stringify(user));
+    write(projectFile(root), JSON.stringify(project));
+    check(loadConfig({ env: { HOME: home }, projectRoot: root }));
+  });
+
+  it("the user's own file still replaces the defaults (raising a limit is theirs to do)", () => {
+    const home = temp();
+    write(userFile(home), JSON.stringify({ sandbox: { limits: { processes: 4096 }, maxFileMB: 100 }, secretEnv: ['X'] }));
+    const c = loadConfig({ env: { HOME: home }, projectRoot: temp() });
+    expect(c.sandbox.limits.processes).toBe(4096);
+    expect(c.sandbox.maxFileMB).toBe(100);
+    expect(c.secretEnv).toEqual(['X']);
   });
 
   it('--network values', () => {

@@ -11,6 +11,7 @@ import { Pricing, type PriceSettings } from './pricing.js';
 import {
   DEFAULT_SANDBOX_CONFIG,
   mergeSandboxConfig,
+  narrowSandboxConfig,
   parseSandboxConfig,
   wideningKey,
   type SandboxConfig,
@@ -121,7 +122,11 @@ export function loadConfig(opts: { env: NodeJS.ProcessEnv; projectRoot: string }
         );
       }
     }
-    config = { ...config, ...rest, sandbox: sandbox ? mergeSandboxConfig(config.sandbox, sandbox) : config.sandbox };
+    const fromProject = file === projectFile;
+    // A repository's file narrows (see narrowSandboxConfig); variables kept from commands add up.
+    const secretEnv = fromProject && rest.secretEnv ? [...new Set([...config.secretEnv, ...rest.secretEnv])] : (rest.secretEnv ?? config.secretEnv);
+    const sandboxNow = !sandbox ? config.sandbox : fromProject ? narrowSandboxConfig(config.sandbox, sandbox) : mergeSandboxConfig(config.sandbox, sandbox);
+    config = { ...config, ...rest, secretEnv, sandbox: sandboxNow };
     if (rest.effort !== undefined) config.effortFile = file;
     if (prices && file === projectFile) {
       checkProjectPrices(prices, config.prices, file, userFile);

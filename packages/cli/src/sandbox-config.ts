@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { ContainmentOptions } from '@infinity-code/sandbox';
 import { EXIT, UserError } from './exit-codes.js';
+import { builtInLimits, type BuiltInLimits } from './sandbox-defaults.js';
 
 /** What commands may reach: 'off' (default), 'on', or only these domains (and their subdomains). */
 export type NetworkSetting = 'off' | 'on' | { allow: string[] };
@@ -155,6 +156,33 @@ function parseLimits(value: unknown, file: string): SandboxConfig['limits'] {
 /** `over` on top of `base`, key by key (limits too). */
 export function mergeSandboxConfig(base: SandboxConfig, over: Partial<SandboxConfig>): SandboxConfig {
   return { ...base, ...over, limits: { ...base.limits, ...over.limits } };
+}
+
+/**
+ * The user's settings as a repository's own config (`.infinity/config.json`) narrows them, key by
+ * key: what commands may not see (`hidden`) is the union of both, every limit and timeout the
+ * lower of the two (the user's, or the built-in one where they set none), and what they may reach
+ * (`network`, `writable`, `envAllow`) the repository's, which must lie within the user's
+ * (wideningKey refuses the rest first). A cloned repository can only make a session safer.
+ */
+export function narrowSandboxConfig(user: SandboxConfig, project: Partial<SandboxConfig>, builtIn: BuiltInLimits = builtInLimits()): SandboxConfig {
+  const lower = (mine: number | undefined, theirs: number | undefined, fallback: number): number | undefined =>
+    theirs === undefined ? mine : Math.min(mine ?? fallback, theirs);
+  const limits = {
+    processes: lower(user.limits.processes, project.limits?.processes, builtIn.processes),
+    memoryMB: lower(user.limits.memoryMB, project.limits?.memoryMB, builtIn.memoryMB),
+    fileSizeMB: lower(user.limits.fileSizeMB, project.limits?.fileSizeMB, builtIn.fileSizeMB),
+  };
+  const maxFileMB = lower(user.maxFileMB, project.maxFileMB, builtIn.maxFileMB);
+  return {
+    network: project.network ?? user.network,
+    writable: project.writable ?? user.writable,
+    envAllow: project.envAllow ?? user.envAllow,
+    hidden: [...new Set([...user.hidden, ...(project.hidden ?? [])])],
+    limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
+    commandTimeoutMs: Math.min(user.commandTimeoutMs, project.commandTimeoutMs ?? Infinity),
+    ...(maxFileMB !== undefined ? { maxFileMB } : {}),
+  };
 }
 
 /**

@@ -50,3 +50,4 @@ export {
   UnknownHunkError,
   type SandboxErrorCode,
 } from './errors.js';
+export { resolveLimits } from './command-limits.js';
