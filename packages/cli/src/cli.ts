@@ -9,6 +9,7 @@ import { parseDuration } from './duration.js';
 import { EXIT, UserError } from './exit-codes.js';
 import { parseNetworkFlag, type NetworkSetting } from './sandbox-config.js';
 import { traceTimingFromEnv } from './timing-trace.js';
+import { terminalSafe } from './terminal-safe.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -237,8 +238,9 @@ function writers() {
     stdoutOpen = false;
   });
   return {
-    out: (s: string) => void (stdoutOpen && process.stdout.write(s)),
-    err: (s: string) => void process.stderr.write(s),
+    // Nothing a model, a command or a file name says may drive the user's terminal.
+    out: (s: string) => void (stdoutOpen && process.stdout.write(terminalSafe(s))),
+    err: (s: string) => void process.stderr.write(terminalSafe(s)),
   };
 }
 
