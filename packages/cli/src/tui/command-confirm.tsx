@@ -1,5 +1,6 @@
 import { Box, Text, useInput } from 'ink';
 import type { CommandApproval } from './controller.js';
+import { terminalSafe } from '../terminal-safe.js';
 
 export interface CommandConfirmProps {
   command: string;
@@ -29,7 +30,7 @@ export function CommandConfirm({ command, kind = 'uncontained', server, from, on
         <Text color="yellow" bold>
           Start the MCP server "{server.name}"? This repository defines it ({server.file}).
         </Text>
-        <Text>{server.transport === 'http' ? command : `$ ${command}`}</Text>
+        <Text>{server.transport === 'http' ? terminalSafe(command) : `$ ${terminalSafe(command)}`}</Text>
         <Text color="gray">
           {server.transport === 'http'
             ? 'The agent could send its calls to this URL, from your machine.'
@@ -47,7 +48,7 @@ export function CommandConfirm({ command, kind = 'uncontained', server, from, on
       <Text color="yellow" bold>
         {kind === 'network' ? `Run it again with network? ${from} asks.` : `Run this command? ${from} asks.`}
       </Text>
-      <Text>$ {command}</Text>
+      <Text>$ {terminalSafe(command)}</Text>
       <Text color="gray">
         {kind === 'network'
           ? 'It failed without network: commands have none unless you allow it. Once more, it would reach the network of your machine (still confined otherwise).'

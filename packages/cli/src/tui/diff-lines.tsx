@@ -1,4 +1,5 @@
 import { Box, Text } from 'ink';
+import { terminalSafe } from '../terminal-safe.js';
 
 /** Diff lines a finished edit shows in the transcript; the review shows diffs in full. */
 export const DIFF_LINES = 12;
@@ -15,7 +16,7 @@ export function DiffLines({ diff, max = DIFF_LINES }: { diff: string; max?: numb
     <Box flexDirection="column" paddingLeft={4}>
       {shown.map((l, i) => (
         <Text key={i} wrap="truncate-end" color={l.startsWith('@@') ? 'cyan' : l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : undefined} dimColor={l.startsWith(' ')}>
-          {l === '' ? ' ' : l}
+          {l === '' ? ' ' : terminalSafe(l)}
         </Text>
       ))}
       {body.length > max ? <Text dimColor>… {body.length - max} more lines</Text> : null}

@@ -12,6 +12,7 @@ import {
 } from './diff-review-state.js';
 import { diffStat, fileHunkIds, fileNotes, type LeftOut, type ReviewDecision, type ReviewDiff, type ReviewFile } from '../review-diff.js';
 import { useLatestState } from './use-latest-state.js';
+import { terminalSafe } from '../terminal-safe.js';
 
 export type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 
@@ -107,7 +108,7 @@ function FileList({ state, edited }: { state: ReviewState; edited: string[] }) {
           <Text key={f.path}>
             <Text color="cyan">{focused ? '▸ ' : '  '}</Text>
             <Text bold={focused}>
-              {STATUS_LETTER[f.status]} {f.path}
+              {STATUS_LETTER[f.status]} {terminalSafe(f.path)}
             </Text>
             {notes.length > 0 ? <Text color="magenta">  {notes.join(' · ')}</Text> : null}
             <Text color="gray">
@@ -135,7 +136,7 @@ function LeftOutList({ items }: { items: LeftOut[] }) {
       {items.map((l) => (
         <Text key={l.path}>
           {'  ⊘ '}
-          {l.path}
+          {terminalSafe(l.path)}
           <Text color="gray"> — left out: {l.reason}</Text>
         </Text>
       ))}
@@ -154,7 +155,7 @@ function Hunks({ state, maxLines }: { state: ReviewState; maxLines: number }) {
   const ids = fileHunkIds(file);
   return (
     <Box flexDirection="column" marginTop={1}>
-      <Text underline>{file.path}</Text>
+      <Text underline>{terminalSafe(file.path)}</Text>
       {ids.map((id, i) => {
         const hunk = file.hunks[i];
         const v = state.verdicts[id];
@@ -182,7 +183,7 @@ function HunkLines({ lines, max }: { lines: readonly string[]; max: number }) {
     <Box flexDirection="column" paddingLeft={4}>
       {shown.map((l, i) => (
         <Text key={i} color={l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : undefined} dimColor={l.startsWith(' ')}>
-          {l === '' ? ' ' : l}
+          {l === '' ? ' ' : terminalSafe(l)}
         </Text>
       ))}
       {lines.length > max ? <Text dimColor>… {lines.length - max} more lines</Text> : null}
@@ -196,5 +197,5 @@ function targetName(s: ReviewState): string {
   const e = s.entries[target.index];
   if (!e) return 'this change';
   const file = s.diff.files[e.file];
-  return e.kind === 'file' ? file.path : `${file.path} hunk ${e.hunk + 1}`;
+  return e.kind === 'file' ? terminalSafe(file.path) : `${terminalSafe(file.path)} hunk ${e.hunk + 1}`;
 }

@@ -5,6 +5,7 @@ import { reduceRuntime } from './state-runtime.js';
 import type { CommandApproval, ReviewRequest } from './controller.js';
 import { shortId } from './format.js';
 import { changesWaitLine, type QuitChoice } from '../pending-changes.js';
+import { deepTerminalSafe } from '../terminal-safe.js';
 import { flushLive, initialState, notice, pushItem, updateThread, type NoticeLevel, type PendingReview, type UiState } from './ui-state.js';
 
 export * from './ui-state.js';
@@ -51,7 +52,11 @@ function isUiAction(x: RuntimeEvent | UiAction): x is UiAction {
 
 /** The whole screen state as a function of what happened. Pure: no I/O, no clock. */
 export function reduce(s: UiState, event: RuntimeEvent | UiAction): UiState {
-  return isUiAction(event) ? reduceUi(s, event) : reduceRuntime(s, event);
+  if (!isUiAction(event)) return reduceRuntime(s, deepTerminalSafe(event));
+  // What the model, its commands and the repository's file names say never drives the terminal
+  // (a stored history is shown as well); reviews and approvals keep their data exact, since what
+  // is decided on them goes back to the session.
+  return reduceUi(s, event.type === 'ui:history' || event.type === 'ui:notice' ? deepTerminalSafe(event) : event);
 }
 
 function reduceUi(s: UiState, a: UiAction): UiState {
