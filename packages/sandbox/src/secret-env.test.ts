@@ -45,6 +45,9 @@ describe('isSecretEnv', () => {
     'SLACK_WEBHOOK_URL',
     'SESSION_COOKIE',
     'GCLOUD_KEYFILE_JSON',
+    'CI_JOB_JWT',
+    'CI_JOB_JWT_V2',
+    'STRIPE_SK',
   ])('%s is a credential', (name) => {
     expect(isSecretEnv(name, 'x')).toBe(true);
   });
@@ -73,6 +76,9 @@ describe('isSecretEnv', () => {
     'KEYTIMEOUT',
     'PASSTHROUGH_MODE',
     'HTTP_PROXY',
+    'TASK',
+    'DISK',
+    'JWTLIB_VERSION',
   ])('%s is kept', (name) => {
     expect(isSecretEnv(name, 'plain-value')).toBe(false);
   });
@@ -87,6 +93,14 @@ describe('isSecretEnv', () => {
     ['CHAT', 'xoxb-1234567890-abcdefghij'],
     ['MODEL', 'sk-ant-api03-abcdefghijklmnop'],
     ['ID', 'AKIAIOSFODNN7EXAMPLE'],
+    ['PAYMENTS', 'sk_live_51H8abcdefghijklmnopqrstu'],
+    ['RESTRICTED', 'rk_test_51H8abcdefghijklmnop'],
+    ['HOOK', 'whsec_abcdefghijklmnopqrst'],
+    ['LLM', 'sk-proj-abcdefghijklmnopqrstuvwxyz0123'],
+    ['MAPS', 'AIzaSyA-abcdefghijklmnopqrstuvwxyz012'],
+    ['HUB', 'hf_abcdefghijklmnopqrstuvwxyzABCDEFGH'],
+    ['REGISTRY', 'npm_abcdefghijklmnopqrstuvwxyz0123456789'],
+    ['IDENTITY', 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJqb2IifQ.c2lnbmF0dXJlLWJ5dGVz'],
   ])('%s is a credential by its value', (name, value) => {
     expect(isSecretEnv(name, value)).toBe(true);
     expect(isSecretEnv(name)).toBe(false);
@@ -97,6 +111,7 @@ describe('isSecretEnv', () => {
     ['REPO', 'git@github.com:owner/repo.git'],
     ['SERVER', 'http://[::1]:8080/'],
     ['NOTE', 'ghp_short'],
+    ['DESC', 'a task-list of sk_ things and eyJ.short.bits'],
   ])('%s=%s is kept', (name, value) => {
     expect(isSecretEnv(name, value)).toBe(false);
   });

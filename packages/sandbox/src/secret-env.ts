@@ -35,9 +35,10 @@ const SECRET_NAME_PARTS = [
 /**
  * Whole-word patterns: `_KEY` as a suffix or a word (AWS_SECRET_ACCESS_KEY, SSH_KEY_PATH), AUTH
  * as a word (SSH_AUTH_SOCK, NODE_AUTH_TOKEN, npm_config__auth; not GIT_AUTHOR_NAME), PASS and
- * PWD as a word after a prefix (SMTP_PASS, MYSQL_PWD; not PWD itself), DSNs (SENTRY_DSN).
+ * PWD as a word after a prefix (SMTP_PASS, MYSQL_PWD; not PWD itself), DSNs (SENTRY_DSN), JWTs
+ * (CI_JOB_JWT) and secret keys named `_SK` (STRIPE_SK; not TASK).
  */
-const SECRET_NAME_WORDS = [/_KEYS?(_|$)/, /(^|_)O?AUTH(_|$)/, /._PASS(_|$)/, /._PWD$/, /(^|_)DSN$/];
+const SECRET_NAME_WORDS = [/_KEYS?(_|$)/, /(^|_)O?AUTH(_|$)/, /._PASS(_|$)/, /._PWD$/, /(^|_)DSN$/, /(^|_)JWT(_|$)/, /._SK$/];
 
 /** Whole prefixes: cloud accounts whose variables are credentials or lead to them. */
 const SECRET_PREFIXES = ['AWS_', 'AZURE_'];
@@ -69,6 +70,10 @@ const SECRET_VALUES = [
   /authorization:\s*(basic|bearer|token)\s/i,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
   /\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|sk-ant-[A-Za-z0-9_-]{10,}|AKIA[0-9A-Z]{16})/,
+  // Stripe (secret, restricted, webhook), OpenAI, Google API keys, Hugging Face, npm, PyPI, and a
+  // signed JWT (header.payload.signature).
+  /\b((sk|rk)_(live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{10,}|sk-(proj-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{30,}|pypi-AgE[A-Za-z0-9_-]{10,})/,
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/,
 ];
 
 /** True when a variable named `name` (holding `value`, if known) is to be kept from processes. */
