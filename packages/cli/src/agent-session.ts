@@ -240,9 +240,8 @@ export class AgentSession {
    * The earlier session's threads finish in their own sandboxes. Returns the new id.
    */
   async newSession(title: string): Promise<string> {
-    const created = this.setup.registry.create(title);
     // Its threads get this process's system prompt: recorded, so that -c gives them the same.
-    this.setup.registry.setInstructions(created.id, this.setup.instructions.id);
+    const created = this.setup.registry.create(title, this.setup.instructions.id);
     await this.sandboxes.forRoot(created.id);
     const move = () => {
       this.current = { rootId: created.id };

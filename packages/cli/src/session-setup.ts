@@ -92,9 +92,8 @@ export function setUpSession(o: SessionRequest): SessionSetup {
     : o.continueLatest
       ? (registry.latest() ?? registry.create(o.title))
       : registry.create(o.title);
-  registry.touch(session.id);
   const kept = sessionInstructions(root, session.instructions);
-  if (kept.id !== session.instructions) registry.setInstructions(session.id, kept.id);
+  registry.touch(session.id, kept.id);
   // A wrong --mcp-config file is an error now; a wrong .mcp.json entry a warning.
   const mcpWarnings: string[] = [];
   const mcp = mcpSessionOptions({

@@ -64,9 +64,10 @@ export class SessionRegistry {
     throw new UserError(`Session prefix ${idOrPrefix} is ambiguous (${matches.length} sessions); give more of the id.`, EXIT.usage);
   }
 
-  create(task: string): SessionInfo {
+  /** `instructions`: the project instructions its system prompt holds, when already known. */
+  create(task: string, instructions?: string): SessionInfo {
     const now = new Date().toISOString();
-    const s: SessionInfo = { id: newThreadId(), title: firstLine(task), createdAt: now, updatedAt: now };
+    const s: SessionInfo = { id: newThreadId(), title: firstLine(task), createdAt: now, updatedAt: now, ...(instructions !== undefined && { instructions }) };
     this.write([s, ...this.list()]);
     return s;
   }
@@ -76,18 +77,17 @@ export class SessionRegistry {
     this.write(this.list().map((s) => (s.id === id ? { ...s, sandboxSession } : s)));
   }
 
-  /** Records which project instructions the session's system prompt holds. */
-  setInstructions(id: string, instructions: string): void {
-    this.write(this.list().map((s) => (s.id === id ? { ...s, instructions } : s)));
-  }
-
-  /** Marks the session as the most recently used one. */
-  touch(id: string): void {
+  /**
+   * Marks the session as the most recently used one, recording which project instructions its
+   * system prompt holds (see sessionInstructions) in the same write.
+   */
+  touch(id: string, instructions?: string): void {
     const all = this.list();
     const hit = all.find((s) => s.id === id);
     if (!hit) return;
+    const now = { ...hit, updatedAt: new Date().toISOString(), ...(instructions !== undefined && { instructions }) };
     // First in the file too, so equal timestamps still sort it first (the sort is stable).
-    this.write([{ ...hit, updatedAt: new Date().toISOString() }, ...all.filter((s) => s !== hit)]);
+    this.write([now, ...all.filter((s) => s !== hit)]);
   }
 
   private write(all: SessionInfo[]): void {

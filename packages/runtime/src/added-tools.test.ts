@@ -9,7 +9,7 @@ import { userText } from './input.js';
 import { LocalSystem } from './local-system.js';
 import { MemoryStore } from './memory-store.js';
 import type { CompletionRequest } from './provider.js';
-import { ScriptedProvider } from './scripted-provider.js';
+import { ScriptedProvider, type Brain } from './scripted-provider.js';
 import { SqliteStore } from './sqlite-store.js';
 import { tempDir } from './test-support/harness.js';
 import type { AsyncTool } from './tool.js';
@@ -34,21 +34,29 @@ const resultText = (r: CompletionRequest): string | undefined => {
   return block?.type === 'tool_result' ? block.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : undefined;
 };
 
+/** A started system whose scripted model notes the tool names each request offers. */
+async function offering(brain: Brain): Promise<{ system: LocalSystem; offered: string[][] }> {
+  const offered: string[][] = [];
+  const system = new LocalSystem({
+    store: new MemoryStore(),
+    model: 'm',
+    provider: new ScriptedProvider((r) => {
+      offered.push(r.tools.map((t) => t.name));
+      return brain(r);
+    }),
+  });
+  await system.start();
+  return { system, offered };
+}
+
 describe('tools added while the system runs', () => {
   it('are offered when added before the first completion, and their calls run', async () => {
-    const offered: string[][] = [];
     const calls: string[] = [];
-    const system = new LocalSystem({
-      store: new MemoryStore(),
-      model: 'm',
-      provider: new ScriptedProvider((r) => {
-        offered.push(r.tools.map((t) => t.name));
-        const result = resultText(r);
-        if (result !== undefined) return { text: `read: ${result}` };
-        return { toolCall: { name: 'late_tool', input: { n: 7 } } };
-      }),
+    const { system, offered } = await offering((r) => {
+      const result = resultText(r);
+      if (result !== undefined) return { text: `read: ${result}` };
+      return { toolCall: { name: 'late_tool', input: { n: 7 } } };
     });
-    await system.start();
     expect(await system.addTools([lateTool(calls)])).toEqual([]);
     await system.sendUserText('t1', 'first');
     await system.whenIdle();
@@ -58,17 +66,8 @@ describe('tools added while the system runs', () => {
   });
 
   it('are left out, saying why, once a completion has been requested: the tools of a conversation never change', async () => {
-    const offered: string[][] = [];
     const calls: string[] = [];
-    const system = new LocalSystem({
-      store: new MemoryStore(),
-      model: 'm',
-      provider: new ScriptedProvider((r) => {
-        offered.push(r.tools.map((t) => t.name));
-        return { text: 'ok' };
-      }),
-    });
-    await system.start();
+    const { system, offered } = await offering(() => ({ text: 'ok' }));
     await system.sendUserText('t1', 'first');
     await system.whenIdle();
     const left = await system.addTools([lateTool(calls)]);

@@ -105,6 +105,28 @@ export class AnthropicProvider implements ModelProvider {
     return token && key ? 'ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN' : token ? 'ANTHROPIC_AUTH_TOKEN' : 'ANTHROPIC_API_KEY';
   }
 
+  /**
+   * Sends the request. Should something under a conversation's thinking have changed (a tool
+   * server's tools, the project's instructions since the session started, another version of
+   * this program), the API refuses those blocks: the conversation then goes on without them
+   * rather than failing at every request, and asks so from then on (the blocks stay in its
+   * history). Its threads share the system prompt, which names the session.
+   */
+  async #send(sdk: Sdk, request: CompletionRequest, signal: AbortSignal): Promise<AsyncIterable<Anthropic.RawMessageStreamEvent>> {
+    const params = toParams(request, this.#caching);
+    const dropping = () => sdk.messages.create(withDroppedMismatches(params), { signal, headers: { 'anthropic-beta': BETA_BINDING_CONTROLS } });
+    if (this.#dropping.has(request.system)) return dropping();
+    try {
+      return await sdk.messages.create(params, { signal });
+    } catch (err) {
+      if (!(err instanceof sdk.mod.APIError && isBindingMismatch(err))) throw err;
+      mark('thinking-dropped', () => clip(typeof err.apiMessage === 'string' ? err.apiMessage : ''));
+      if (this.#dropping.size >= MAX_DROPPING) this.#dropping.clear();
+      this.#dropping.add(request.system);
+      return dropping();
+    }
+  }
+
   async *stream(request: CompletionRequest, signal: AbortSignal): AsyncGenerator<StreamEvent> {
     signal.throwIfAborted();
     // One controller for both the caller's cancel and our idle timer, so either stops the body read.
@@ -136,26 +158,7 @@ export class AnthropicProvider implements ModelProvider {
     try {
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
-        const params = toParams(request, this.#caching);
-        const dropping = () => ({ signal: ctrl.signal, headers: { 'anthropic-beta': BETA_BINDING_CONTROLS } });
-        if (this.#dropping.has(request.system)) {
-          events = await sdk.messages.create(withDroppedMismatches(params), dropping());
-        } else {
-          try {
-            events = await sdk.messages.create(params, { signal: ctrl.signal });
-          } catch (err) {
-            if (!(err instanceof sdk.mod.APIError && isBindingMismatch(err))) throw err;
-            // Something under the conversation's thinking changed (a tool server's tools, the
-            // project's instructions since the session started, another version of this
-            // program): the API refuses those blocks. The conversation goes on without them
-            // rather than failing at every request, and asks so from now on (the blocks stay in
-            // its history); its threads share the system prompt, which names the session.
-            mark('thinking-dropped', () => clip(typeof err.apiMessage === 'string' ? err.apiMessage : ''));
-            if (this.#dropping.size >= MAX_DROPPING) this.#dropping.clear();
-            this.#dropping.add(request.system);
-            events = await sdk.messages.create(withDroppedMismatches(params), dropping());
-          }
-        }
+        events = await this.#send(sdk, request, ctrl.signal);
         this.#reached = true;
       } catch (err) {
         if (err instanceof sdk.mod.APIError && err.status !== undefined) this.#reached = true;

@@ -2,12 +2,11 @@ import { runCompletion, type CompletionToolCall, type RetryPolicy } from './comp
 import { ModelError, SystemClosingError } from './errors.js';
 import type { SliceOutcome } from './events.js';
 import { Turn } from './turn.js';
-import { toRequestMessages } from './history.js';
+import { toRequestMessages, userTextMessage } from './history.js';
 import type { InputMessage } from './input.js';
 import { Preparer } from './prepare.js';
 import type { Effort } from './models.js';
 import type { CompletionRequest, ModelProvider, ThinkingDisplay } from './provider.js';
-import { userTextMessage } from './history.js';
 import { awaitsReply, contextFull, MAX_CONTINUATIONS, MAX_PAUSES, refusalMessage, requestCompaction, stopOf } from './reply-stop.js';
 import { STOP_PHRASES } from './wording.js';
 import type { RuntimeServices } from './services.js';
