@@ -336,12 +336,15 @@ class CopySandbox implements BackendSandbox {
           // dir for our git only (commandReadOnly, commandHidden).
           programPaths: c.programPaths,
           extraWritable: c.writable,
-          writable: [this.dir, objectsDir, tmpDir],
+          // The copy a mount of its own: a mount point cannot be renamed, so no command can put
+          // a symlink where this process (rebase, the sandbox's git state) finds the copy.
+          writable: [this.dir, this.treeDir, objectsDir, tmpDir],
           network: c.network === 'on',
         },
         cwd: this.dir,
         commandReadOnly: [objectsDir, this.diffIndex],
         commandHidden: [tmpDir],
+        anchors: [this.treeDir],
         ...(c.proxySocket ? { proxySocket: c.proxySocket } : {}),
       },
       path.join(this.dir, 'holder.json'),

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { lstat, rm, rmdir, unlink } from 'node:fs/promises';
+import { lstat, open, rm, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { BaseChange, SessionContext } from './backend.js';
 import { text } from './git.js';
+import { lstatIn, O_DIR, openDir, under } from './fd-path.js';
 import { applyToIndex, isGone, treeChanges, type TreeChange } from './tree-changes.js';
 import { sealedGit } from './trusted-git.js';
 import { fsPath, nulList } from './utf8-names.js';
@@ -87,33 +88,78 @@ async function movedSpawnTree(ctx: SessionContext, spawnTree: string, change: Ba
 }
 
 /**
+ * The directory holding `rel` in the copy, opened one component at a time without following
+ * links (fd-path.ts), with the directories on the way; undefined when one of them is not a
+ * directory: a file or a link the sandbox put there is the sandbox's own, and a link would lead
+ * this process, with the user's rights, out of the copy.
+ */
+async function openParents(root: string, rel: string): Promise<FileHandle[] | undefined> {
+  const handles: FileHandle[] = [await open(root, O_DIR)];
+  try {
+    for (const name of path.posix.dirname(rel).split('/').filter((n) => n !== '.')) {
+      handles.push(await openDir(handles.at(-1)!, name));
+    }
+    return handles;
+  } catch (err) {
+    await closeAll(handles);
+    if (['ELOOP', 'ENOTDIR', 'ENOENT'].includes((err as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw err;
+  }
+}
+
+async function closeAll(handles: FileHandle[]): Promise<void> {
+  for (const h of handles.reverse()) await h.close().catch(() => undefined);
+}
+
+/**
  * Deletes a file the user deleted, and the directories that leaves empty. A directory where the
  * file was (the sandbox made one) is the sandbox's own and stays: false then.
  */
 async function removeFile(root: string, rel: string): Promise<boolean> {
-  const p = fsPath(root, rel);
-  const st = await lstat(p).catch(() => undefined);
-  if (st?.isDirectory()) return false;
-  if (st) await unlink(p);
-  for (let dir = path.dirname(rel); dir !== '.'; dir = path.dirname(dir)) {
-    try {
-      await rmdir(fsPath(root, dir));
-    } catch {
-      break; // not empty (or already gone): so are its parents
+  const dirs = await openParents(root, rel);
+  // Something not a directory on the way: the file is not there to delete.
+  if (!dirs) return true;
+  try {
+    const name = path.posix.basename(rel);
+    const st = await lstatIn(dirs.at(-1)!, name);
+    if (st?.isDirectory()) return false;
+    if (st) await unlink(under(dirs.at(-1)!, name));
+    const names = path.posix.dirname(rel).split('/').filter((n) => n !== '.');
+    for (let i = names.length - 1; i >= 0; i--) {
+      try {
+        await rmdir(under(dirs[i], names[i]));
+      } catch {
+        break; // not empty (or already gone): so are its parents
+      }
     }
+    return true;
+  } finally {
+    await closeAll(dirs);
   }
-  return true;
 }
 
 /**
  * Whether the new content can be written at `rel` without destroying something of the
- * sandbox's: not where it has a directory, nor below one of its files.
+ * sandbox's: not where it has a directory, nor below one of its files (or links).
  */
 async function writable(root: string, rel: string): Promise<boolean> {
-  if ((await lstat(fsPath(root, rel)).catch(() => undefined))?.isDirectory()) return false;
-  for (let dir = path.dirname(rel); dir !== '.'; dir = path.dirname(dir)) {
-    const st = await lstat(fsPath(root, dir)).catch(() => undefined);
-    if (st && !st.isDirectory()) return false;
+  const dirs = await openParents(root, rel);
+  if (!dirs) {
+    // Missing directories git makes; anything else on the way is the sandbox's.
+    return !(await somethingOnTheWay(root, rel));
   }
-  return true;
+  try {
+    return !(await lstatIn(dirs.at(-1)!, path.posix.basename(rel)))?.isDirectory();
+  } finally {
+    await closeAll(dirs);
+  }
+}
+
+/** Whether a leading component of `rel` exists and is not a directory (lstat only: never followed). */
+async function somethingOnTheWay(root: string, rel: string): Promise<boolean> {
+  for (let dir = path.posix.dirname(rel); dir !== '.'; dir = path.posix.dirname(dir)) {
+    const st = await lstat(fsPath(root, dir)).catch(() => undefined);
+    if (st && !st.isDirectory()) return true;
+  }
+  return false;
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { joinCgroupArgs, prlimitArgs, type CommandCgroup, type ResolvedLimits } from './command-limits.js';
 import { holderBwrapArgs, type ViewSpec } from './confined-view.js';
@@ -29,7 +29,18 @@ export interface HolderPlan {
   commandHidden: readonly string[];
   /** A filtering proxy's socket to bridge onto the view's loopback (see network-proxy.ts). */
   proxySocket?: string;
+  /**
+   * Directories of the view this process reads and writes through (hostPath), at most
+   * MAX_ANCHORS. The holder opens each once, after its setup and before any command runs, and
+   * keeps it open: we reach them through those descriptors, which no rename or symlink a command
+   * makes later can redirect (see hostPath).
+   */
+  anchors: readonly string[];
 }
+
+/** Descriptors 5-9 of the holder's shell (dash takes single-digit descriptors only). */
+const FIRST_ANCHOR_FD = 5;
+const MAX_ANCHORS = 5;
 
 export interface CommandPlan {
   /** Absolute working directory inside the view. */
@@ -55,6 +66,7 @@ fi
 `;
 
 const READY_THEN_WAIT = `
+${Array.from({ length: MAX_ANCHORS }, (_, i) => `[ -z "$IC_ANCHOR_${i}" ] || exec ${FIRST_ANCHOR_FD + i}<"$IC_ANCHOR_${i}"`).join('\n')}
 echo ready
 set +e
 while :; do sleep 2147483647 & wait; done
@@ -83,10 +95,14 @@ export class NamespaceHolder {
     private readonly hostNetwork: boolean,
     /** bubblewrap arguments that make a command's /proc/sys and the like read-only (proc-masks.ts). */
     private readonly procMasks: readonly string[],
+    /** The holder's shell, which keeps the anchors open, and what they are (HolderPlan.anchors). */
+    private readonly anchors: { pid: number; dirs: readonly string[] },
   ) {}
 
   static async start(plan: HolderPlan, pidFile: string): Promise<NamespaceHolder> {
     const startedAt = performance.now();
+    if (plan.anchors.length > MAX_ANCHORS) throw new Error(`internal: a holder keeps at most ${MAX_ANCHORS} anchors`);
+    const anchors = Object.fromEntries(plan.anchors.map((a, i) => [`IC_ANCHOR_${i}`, a]));
     const script = `set -e\n${plan.setup?.script ?? ''}\n${BRIDGE}\n${READY_THEN_WAIT}`;
     const args = [
       ...holderBwrapArgs(plan.view),
@@ -106,7 +122,7 @@ export class NamespaceHolder {
       : {};
     const child = spawn('bwrap', args, {
       cwd: plan.cwd,
-      env: { ...inheritedEnv(), ...bridge },
+      env: { ...inheritedEnv(), ...bridge, ...anchors },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
@@ -150,15 +166,40 @@ export class NamespaceHolder {
     infoPipe?.resume();
     const commandView = [...plan.commandReadOnly.flatMap((p) => ['--ro-bind', p, p]), ...plan.commandHidden.flatMap((p) => ['--tmpfs', p])];
     // After the command's own /proc: its kernel knobs read-only (see proc-masks.ts).
-    const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network, procMaskArgs());
+    // bubblewrap's init (which reaps) runs our shell as its only child: that shell holds the anchors.
+    const shellPid = Number((await readFile(`/proc/${initPid}/task/${initPid}/children`, 'utf8').catch(() => '')).trim().split(/\s+/)[0]);
+    if (!(shellPid > 0)) {
+      killQuietly(-child.pid);
+      await once(child, 'exit');
+      throw new SandboxError('backend-unavailable', "Could not find the sandbox holder's shell (/proc/<pid>/task/<pid>/children); this kernel may lack CONFIG_PROC_CHILDREN.");
+    }
+    const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network, procMaskArgs(), {
+      pid: shellPid,
+      dirs: plan.anchors,
+    });
     timed('sandbox-mount', startedAt);
     await writeFile(pidFile, JSON.stringify({ pid: initPid, start: (await processStart(initPid)) ?? '' }));
     return holder;
   }
 
-  /** Host path of `abs` as seen inside the namespace. */
+  /**
+   * Host path of `abs` as seen inside the namespace, through the holder's descriptor of the anchor
+   * that holds it. Not through /proc/<pid>/root: the directories on the way to the repository
+   * (under /tmp, a writable path, the state dir's tmpfs) are the commands' to rename, and a
+   * symlink put in the place of one would lead this process, which has the user's rights on the
+   * whole machine, wherever it points.
+   */
   hostPath(abs: string): string {
-    return path.join(`/proc/${this.initPid}/root`, abs);
+    // The innermost anchor: the directories between an outer one and `abs` may be commands' too.
+    let best: { fd: number; rel: string } | undefined;
+    for (const [i, a] of this.anchors.dirs.entries()) {
+      const rel = path.relative(a, abs);
+      const inside = rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+      if (inside && (best === undefined || rel.length < best.rel.length)) best = { fd: FIRST_ANCHOR_FD + i, rel };
+    }
+    if (!best) throw new Error(`internal: ${abs} is not under one of the sandbox holder's anchors`);
+    // Never the descriptor's link itself as the last component: lstat would describe the link.
+    return `/proc/${this.anchors.pid}/fd/${best.fd}/${best.rel === '' ? '.' : best.rel}`;
   }
 
   /**

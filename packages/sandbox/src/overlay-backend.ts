@@ -339,6 +339,8 @@ class OverlaySandbox implements BackendSandbox {
         cwd: sessionDir,
         commandReadOnly: [this.ctx.objectsDir],
         commandHidden: [this.ctx.tmpDir],
+        // Everything hostPath is asked for (viewRoot, changeTrees, hiddenChanges).
+        anchors: [repo.root, path.join(this.dir, 'lv'), this.snapshotView()],
         ...(this.containment.proxySocket ? { proxySocket: this.containment.proxySocket } : {}),
       },
       path.join(this.dir, 'holder.json'),

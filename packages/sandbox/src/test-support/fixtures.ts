@@ -53,9 +53,9 @@ export async function writeFiles(root: string, files: Record<string, FileSpec>):
   }
 }
 
-/** A real git repository in a temp dir (named from `prefix`) with `files` committed on branch main. */
-export async function makeRepo(files: Record<string, FileSpec>, prefix = 'ic-repo-'): Promise<string> {
-  const root = await tempDir(prefix);
+/** A real git repository in a temp dir (named from `prefix`, in `base` or the system's) with `files` committed on branch main. */
+export async function makeRepo(files: Record<string, FileSpec>, prefix = 'ic-repo-', base?: string): Promise<string> {
+  const root = await tempDir(prefix, base);
   await git(root, 'init', '-q', '-b', 'main');
   await writeFiles(root, files);
   await git(root, 'add', '-A');
