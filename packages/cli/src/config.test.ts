@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, loadConfig, type Config } from './config.js';
 import { UserError } from './exit-codes.js';
-import { containmentOf, maxDiffFileBytes, parseNetworkFlag } from './sandbox-config.js';
+import { containmentOf, DEFAULT_SANDBOX_CONFIG, maxDiffFileBytes, narrowSandboxConfig, parseNetworkFlag } from './sandbox-config.js';
 import { SessionRegistry } from './sessions.js';
 
 const dirs: string[] = [];
@@ -74,7 +74,16 @@ describe('config: sandbox', () => {
 
   it('defaults: no network, nothing extra writable, hidden or let through, commands stopped after 30 minutes', () => {
     const c = loadConfig({ env: { HOME: temp() }, projectRoot: temp() });
-    expect(c.sandbox).toEqual({ network: 'off', writable: [], hidden: [], envAllow: [], limits: {}, commandTimeoutMs: 1_800_000 });
+    expect(c.sandbox).toEqual({
+      network: 'off',
+      networkExtraPorts: [],
+      networkPrivateAddresses: false,
+      writable: [],
+      hidden: [],
+      envAllow: [],
+      limits: {},
+      commandTimeoutMs: 1_800_000,
+    });
     expect(containmentOf(c.sandbox)).toEqual({ network: 'off', writable: [], hidden: [] });
     expect(maxDiffFileBytes(c.sandbox)).toBeUndefined();
   });
@@ -87,6 +96,8 @@ describe('config: sandbox', () => {
       JSON.stringify({
         sandbox: {
           network: ['Registry.npmjs.org', 'github.com'],
+          networkExtraPorts: [8443, 4873, 8443],
+          networkPrivateAddresses: true,
           writable: ['/var/cache/tool/'],
           hidden: ['/srv/private'],
           envAllow: ['GITHUB_TOKEN'],
@@ -100,6 +111,8 @@ describe('config: sandbox', () => {
     const c = loadConfig({ env: { HOME: home }, projectRoot: project });
     expect(c.sandbox).toEqual({
       network: { allow: ['api.github.com'] },
+      networkExtraPorts: [8443, 4873],
+      networkPrivateAddresses: true,
       writable: ['/var/cache/tool'],
       hidden: ['/srv/private'],
       envAllow: ['GITHUB_TOKEN'],
@@ -108,13 +121,14 @@ describe('config: sandbox', () => {
       maxFileMB: 2,
     });
     expect(containmentOf(c.sandbox)).toEqual({
-      network: { allow: ['api.github.com'] },
+      network: { allow: ['api.github.com'], extraPorts: [8443, 4873], privateAddresses: true },
       writable: ['/var/cache/tool'],
       hidden: ['/srv/private'],
       limits: { processes: 64, memoryBytes: 512 * 1024 * 1024, fileSizeBytes: 10 * 1024 * 1024 },
     });
-    // The --network flag overrides both files.
+    // The --network flag overrides both files; the proxy's ports and addresses go with its domains.
     expect(containmentOf(c.sandbox, 'on').network).toBe('on');
+    expect(containmentOf(c.sandbox, { allow: ['example.org'] }).network).toEqual({ allow: ['example.org'], extraPorts: [8443, 4873], privateAddresses: true });
     expect(maxDiffFileBytes(c.sandbox)).toBe(2 * 1024 * 1024);
   });
 
@@ -134,7 +148,15 @@ describe('config: sandbox', () => {
     ['{"commandTimeoutMs": 0}', /"sandbox.commandTimeoutMs" must be a whole number of milliseconds/],
     ['{"commandTimeoutMs": "30m"}', /"sandbox.commandTimeoutMs" must be a whole number of milliseconds/],
     ['{"maxFileMB": -1}', /"sandbox.maxFileMB" must be a number of megabytes above 0/],
-    ['{"netwrok": "off"}', /unknown key "sandbox.netwrok". Known keys of "sandbox": network, writable, hidden, envAllow, limits, commandTimeoutMs, maxFileMB/],
+    ['{"networkExtraPorts": 8443}', /"sandbox.networkExtraPorts" must be a list of port numbers from 1 to 65535, like \[8443\]/],
+    ['{"networkExtraPorts": [0]}', /"sandbox.networkExtraPorts" must be a list of port numbers/],
+    ['{"networkExtraPorts": [65536]}', /"sandbox.networkExtraPorts" must be a list of port numbers/],
+    ['{"networkExtraPorts": ["22"]}', /"sandbox.networkExtraPorts" must be a list of port numbers/],
+    ['{"networkPrivateAddresses": "yes"}', /"sandbox.networkPrivateAddresses" must be true or false/],
+    [
+      '{"netwrok": "off"}',
+      /unknown key "sandbox.netwrok". Known keys of "sandbox": network, networkExtraPorts, networkPrivateAddresses, writable, hidden, envAllow, limits, commandTimeoutMs, maxFileMB/,
+    ],
   ])('rejects sandbox %s with a config error naming the file and key', (sandbox, message) => {
     const home = temp();
     write(userFile(home), `{"sandbox": ${sandbox}}`);
@@ -151,6 +173,10 @@ describe('config: sandbox', () => {
     [{}, { writable: ['/home'] }, /"sandbox.writable" widens .*\/home is not writable in your own config/],
     [{ writable: ['/var/cache'] }, { writable: ['/var/cachex'] }, /"sandbox.writable" widens/],
     [{}, { envAllow: ['GITHUB_TOKEN'] }, /"sandbox.envAllow" widens .*GITHUB_TOKEN is not let through in your own config/],
+    [{}, { networkExtraPorts: [22] }, /"sandbox.networkExtraPorts" widens .*port 22 is not among your own networkExtraPorts/],
+    [{ networkExtraPorts: [8443] }, { networkExtraPorts: [8443, 22] }, /"sandbox.networkExtraPorts" widens .*port 22/],
+    [{}, { networkPrivateAddresses: true }, /"sandbox.networkPrivateAddresses" widens .*keeps the proxy from loopback, private and link-local addresses/],
+    [{ networkPrivateAddresses: false }, { networkPrivateAddresses: true }, /"sandbox.networkPrivateAddresses" widens/],
   ])('a project file may not widen the user\'s settings: user %j, project %j', (user, project, message) => {
     const home = temp();
     const root = temp();
@@ -188,12 +214,25 @@ describe('config: sandbox', () => {
     ['commandTimeoutMs: the lower', {}, { sandbox: { commandTimeoutMs: 99 * 3600_000 } }, (c: Config) => expect(c.sandbox.commandTimeoutMs).toBe(30 * 60_000)],
     ['maxFileMB: the lower, against the built-in default', {}, { sandbox: { maxFileMB: 5000 } }, (c: Config) => expect(c.sandbox.maxFileMB).toBe(20)],
     ['maxFileMB: a lower one applies', { sandbox: { maxFileMB: 50 } }, { sandbox: { maxFileMB: 2 } }, (c: Config) => expect(c.sandbox.maxFileMB).toBe(2)],
+    ['networkExtraPorts: a subset of yours applies', { sandbox: { networkExtraPorts: [8443, 4873] } }, { sandbox: { networkExtraPorts: [4873] } }, (c: Config) => expect(c.sandbox.networkExtraPorts).toEqual([4873])],
+    ['networkExtraPorts: none at all', { sandbox: { networkExtraPorts: [8443] } }, { sandbox: { networkExtraPorts: [] } }, (c: Config) => expect(c.sandbox.networkExtraPorts).toEqual([])],
+    ['networkExtraPorts: yours where it sets none', { sandbox: { networkExtraPorts: [8443] } }, { sandbox: { network: 'off' } }, (c: Config) => expect(c.sandbox.networkExtraPorts).toEqual([8443])],
+    ['networkPrivateAddresses: it may turn yours off', { sandbox: { networkPrivateAddresses: true } }, { sandbox: { networkPrivateAddresses: false } }, (c: Config) => expect(c.sandbox.networkPrivateAddresses).toBe(false)],
+    ['networkPrivateAddresses: yours where it sets none', { sandbox: { networkPrivateAddresses: true } }, { sandbox: {} }, (c: Config) => expect(c.sandbox.networkPrivateAddresses).toBe(true)],
+    ['networkPrivateAddresses: true only if yours is', { sandbox: { networkPrivateAddresses: true } }, { sandbox: { networkPrivateAddresses: true } }, (c: Config) => expect(c.sandbox.networkPrivateAddresses).toBe(true)],
   ] as const)("a repository's config only narrows %s", (_key, user, project, check) => {
     const home = temp();
     const root = temp();
     write(userFile(home), JSON.stringify(user));
     write(projectFile(root), JSON.stringify(project));
     check(loadConfig({ env: { HOME: home }, projectRoot: root }));
+  });
+
+  it("narrowing alone never widens the proxy's reach, whatever the repository's file says", () => {
+    const user = { ...DEFAULT_SANDBOX_CONFIG, network: { allow: ['example.org'] }, networkExtraPorts: [8443] };
+    const narrowed = narrowSandboxConfig(user, { networkExtraPorts: [22, 8443], networkPrivateAddresses: true });
+    expect(narrowed.networkExtraPorts).toEqual([8443]);
+    expect(narrowed.networkPrivateAddresses).toBe(false);
   });
 
   it("the user's own file still replaces the defaults (raising a limit is theirs to do)", () => {

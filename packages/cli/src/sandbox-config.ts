@@ -9,6 +9,13 @@ export type NetworkSetting = 'off' | 'on' | { allow: string[] };
 /** The `sandbox` object of a config file: what the agent's commands may reach, and for how long. */
 export interface SandboxConfig {
   network: NetworkSetting;
+  /** With a list of domains: ports besides 80 and 443 that commands may reach on them. */
+  networkExtraPorts: number[];
+  /**
+   * With a list of domains: the allowed names may lead to loopback, private and link-local
+   * addresses (an internal registry); otherwise the proxy refuses them.
+   */
+  networkPrivateAddresses: boolean;
   /** Absolute paths commands may write besides their sandbox. */
   writable: string[];
   /** Absolute paths hidden from commands besides the built-in credential locations. */
@@ -24,6 +31,8 @@ export interface SandboxConfig {
 
 export const DEFAULT_SANDBOX_CONFIG: SandboxConfig = {
   network: 'off',
+  networkExtraPorts: [],
+  networkPrivateAddresses: false,
   writable: [],
   hidden: [],
   envAllow: [],
@@ -31,7 +40,7 @@ export const DEFAULT_SANDBOX_CONFIG: SandboxConfig = {
   commandTimeoutMs: 30 * 60_000,
 };
 
-const KEYS = ['network', 'writable', 'hidden', 'envAllow', 'limits', 'commandTimeoutMs', 'maxFileMB'] as const;
+const KEYS = ['network', 'networkExtraPorts', 'networkPrivateAddresses', 'writable', 'hidden', 'envAllow', 'limits', 'commandTimeoutMs', 'maxFileMB'] as const;
 const LIMIT_KEYS = ['processes', 'memoryMB', 'fileSizeMB'] as const;
 /** The agent's own credentials: no setting lets a command see them. */
 const MODEL_CREDENTIALS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'];
@@ -92,6 +101,16 @@ export function parseSandboxConfig(value: unknown, file: string): Partial<Sandbo
         out.network = domains.length === 0 ? 'off' : { allow: domains };
         break;
       }
+      case 'networkExtraPorts':
+        if (!Array.isArray(v) || v.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) {
+          throw bad(key, 'a list of port numbers from 1 to 65535, like [8443]');
+        }
+        out.networkExtraPorts = [...new Set(v as number[])];
+        break;
+      case 'networkPrivateAddresses':
+        if (typeof v !== 'boolean') throw bad(key, 'true or false');
+        out.networkPrivateAddresses = v;
+        break;
       case 'writable':
         out.writable = paths(key, v);
         break;
@@ -163,7 +182,8 @@ export function mergeSandboxConfig(base: SandboxConfig, over: Partial<SandboxCon
  * key: what commands may not see (`hidden`) is the union of both, every limit and timeout the
  * lower of the two (the user's, or the built-in one where they set none), and what they may reach
  * (`network`, `writable`, `envAllow`) the repository's, which must lie within the user's
- * (wideningKey refuses the rest first). A cloned repository can only make a session safer.
+ * (wideningKey refuses the rest first); extra ports only those both list, private addresses only
+ * if both allow them. A cloned repository can only make a session safer.
  */
 export function narrowSandboxConfig(user: SandboxConfig, project: Partial<SandboxConfig>, builtIn: BuiltInLimits = builtInLimits()): SandboxConfig {
   const lower = (mine: number | undefined, theirs: number | undefined, fallback: number): number | undefined =>
@@ -176,6 +196,8 @@ export function narrowSandboxConfig(user: SandboxConfig, project: Partial<Sandbo
   const maxFileMB = lower(user.maxFileMB, project.maxFileMB, builtIn.maxFileMB);
   return {
     network: project.network ?? user.network,
+    networkExtraPorts: user.networkExtraPorts.filter((p) => (project.networkExtraPorts ?? user.networkExtraPorts).includes(p)),
+    networkPrivateAddresses: user.networkPrivateAddresses && (project.networkPrivateAddresses ?? true),
     writable: project.writable ?? user.writable,
     envAllow: project.envAllow ?? user.envAllow,
     hidden: [...new Set([...user.hidden, ...(project.hidden ?? [])])],
@@ -194,6 +216,11 @@ export function narrowSandboxConfig(user: SandboxConfig, project: Partial<Sandbo
 export function wideningKey(user: SandboxConfig, project: Partial<SandboxConfig>): { key: string; why: string } | undefined {
   if (project.network !== undefined && !networkWithin(project.network, user.network)) {
     return { key: 'network', why: `it opens the network beyond your own setting (${describeNetwork(user.network)})` };
+  }
+  const port = project.networkExtraPorts?.find((p) => !user.networkExtraPorts.includes(p));
+  if (port !== undefined) return { key: 'networkExtraPorts', why: `port ${port} is not among your own networkExtraPorts` };
+  if (project.networkPrivateAddresses === true && !user.networkPrivateAddresses) {
+    return { key: 'networkPrivateAddresses', why: 'your own config keeps the proxy from loopback, private and link-local addresses' };
   }
   const outside = project.writable?.find((p) => !user.writable.some((u) => isWithin(p, u)));
   if (outside !== undefined) return { key: 'writable', why: `${outside} is not writable in your own config` };
@@ -224,8 +251,13 @@ export function containmentOf(c: SandboxConfig, network?: NetworkSetting): Conta
     ...(c.limits.memoryMB !== undefined ? { memoryBytes: c.limits.memoryMB * 1024 * 1024 } : {}),
     ...(c.limits.fileSizeMB !== undefined ? { fileSizeBytes: c.limits.fileSizeMB * 1024 * 1024 } : {}),
   };
+  const chosen = network ?? c.network;
   return {
-    network: network ?? c.network,
+    // The proxy's ports and addresses go with whichever list of domains applies, the flag's too.
+    network:
+      typeof chosen === 'object'
+        ? { allow: chosen.allow, extraPorts: c.networkExtraPorts, privateAddresses: c.networkPrivateAddresses }
+        : chosen,
     writable: c.writable,
     hidden: c.hidden,
     ...(Object.keys(limits).length > 0 ? { limits } : {}),

@@ -6,6 +6,7 @@ import { resolveLimits, type ResolvedLimits } from './command-limits.js';
 import { hiddenPaths, type HiddenPath } from './confined-view.js';
 import { SandboxError } from './errors.js';
 import { startNetworkProxy, type NetworkProxy } from './network-proxy.js';
+import type { ProxyPolicy } from './proxy-policy.js';
 
 /**
  * What a sandbox's commands may reach beyond the sandbox's own view of the repository. The
@@ -15,10 +16,11 @@ import { startNetworkProxy, type NetworkProxy } from './network-proxy.js';
 export interface ContainmentOptions {
   /**
    * 'off' (default): only loopback, private to the sandbox. 'on': the machine's network.
-   * `{ allow }`: only these domains (`example.com` also allows its subdomains), through a local
-   * proxy that the commands' HTTP(S)_PROXY variables name.
+   * `{ allow }`: only these domains (`example.com` also allows its subdomains), on ports 80 and
+   * 443 (and `extraPorts`), at public addresses (and local and private ones with
+   * `privateAddresses`), through a local proxy that the commands' HTTP(S)_PROXY variables name.
    */
-  network?: 'off' | 'on' | { allow: readonly string[] };
+  network?: 'off' | 'on' | ProxyPolicy;
   /** Extra absolute paths commands may write (besides the sandbox and its private /tmp). */
   writable?: readonly string[];
   /** Extra absolute paths hidden from commands (besides the built-in credential locations). */
@@ -37,7 +39,7 @@ export interface CommandLimits {
 
 /** ContainmentOptions made concrete for one session (defaults applied, paths checked). */
 export interface SessionContainment {
-  network: 'off' | 'on' | { allow: readonly string[] };
+  network: 'off' | 'on' | ProxyPolicy;
   writable: readonly string[];
   hidden: readonly HiddenPath[];
   limits: ResolvedLimits;
@@ -60,6 +62,11 @@ export async function resolveContainment(opts: ContainmentOptions = {}, stateDir
     if (!path.isAbsolute(p)) {
       throw new SandboxError('invalid-argument', `Containment paths must be absolute; "${p}" is not. Give the full path.`);
     }
+  }
+  const ports = typeof opts.network === 'object' ? (opts.network.extraPorts ?? []) : [];
+  const badPort = ports.find((p) => !Number.isInteger(p) || p < 1 || p > 65535);
+  if (badPort !== undefined) {
+    throw new SandboxError('invalid-argument', `Network ports are whole numbers from 1 to 65535; ${badPort} is not one.`);
   }
   return {
     network: opts.network ?? 'off',
@@ -94,6 +101,6 @@ export async function withNetworkProxy(
   tmpDir: string,
 ): Promise<{ containment: SessionContainment; proxy?: NetworkProxy }> {
   if (typeof c.network !== 'object') return { containment: c };
-  const proxy = await startNetworkProxy(path.join(tmpDir, 'proxy.sock'), c.network.allow);
+  const proxy = await startNetworkProxy(path.join(tmpDir, 'proxy.sock'), c.network);
   return { containment: { ...c, proxySocket: proxy.socketPath }, proxy };
 }

@@ -1,6 +1,7 @@
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { createServer, request, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import { connect, type LookupFunction, type Socket } from 'node:net';
 import { rm } from 'node:fs/promises';
+import { authorize, normalHost, ProxyRefusal, type ProxyPolicy, type ResolvedAddress, type Resolver } from './proxy-policy.js';
 
 /**
  * The port on which, inside a sandbox with a domain allowlist, a bridge forwards to the proxy.
@@ -21,26 +22,38 @@ export function proxyEnv(): Record<string, string> {
   };
 }
 
-/** Whether `host` is one of `allow` or a subdomain of one. */
-export function hostAllowed(host: string, allow: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
-  return allow.some((d) => h === d || h.endsWith(`.${d}`));
+interface Target {
+  /** Lower case, IPv6 without brackets. */
+  host: string;
+  port: number;
+  path: string;
 }
 
 /** `host:port` of a CONNECT request, or of an absolute http:// URL. */
-function target(raw: string | undefined, connectForm: boolean): { host: string; port: number; path: string } | undefined {
+function target(raw: string | undefined, connectForm: boolean): Target | undefined {
   if (!raw) return undefined;
   try {
     if (connectForm) {
       const u = new URL(`http://${raw}`);
-      return { host: u.hostname, port: Number(u.port || 443), path: '' };
+      return { host: normalHost(u.hostname), port: Number(u.port || 443), path: '' };
     }
     const u = new URL(raw);
     if (u.protocol !== 'http:') return undefined;
-    return { host: u.hostname, port: Number(u.port || 80), path: `${u.pathname}${u.search}` };
+    return { host: normalHost(u.hostname), port: Number(u.port || 80), path: `${u.pathname}${u.search}` };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A `lookup` for net.connect and http.request that answers with the addresses `authorize`
+ * checked instead of asking DNS again; with autoSelectFamily Node tries each in turn.
+ */
+function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
+  return (_host, options, callback) => {
+    if (options.all) callback(null, addresses.map((a) => ({ ...a })));
+    else callback(null, addresses[0].address, addresses[0].family);
+  };
 }
 
 export interface NetworkProxy {
@@ -48,46 +61,76 @@ export interface NetworkProxy {
   close(): Promise<void>;
 }
 
+export interface NetworkProxyOptions {
+  /** How names are resolved; the system's resolver unless a test gives its own. */
+  resolve?: Resolver;
+}
+
 /**
- * An HTTP proxy on a Unix socket that lets through only requests for allowed domains: CONNECT
- * tunnels (HTTPS, git, package registries) and plain http:// requests. Sandboxes with a domain
- * allowlist have no network but their loopback, where a bridge (see PROXY_BRIDGE) forwards to
- * this socket; everything else is refused with 403 and a reason a person can act on.
+ * An HTTP proxy on a Unix socket that lets through only requests for allowed domains, on ports
+ * 80 and 443 (and the policy's extra ports), to public addresses (and, if the policy says so,
+ * local and private ones): CONNECT tunnels (HTTPS, git, package registries) and plain http://
+ * requests. Sandboxes with a domain allowlist have no network but their loopback, where a bridge
+ * (see PROXY_BRIDGE) forwards to this socket; everything else is refused with 403 and a reason a
+ * person can act on (see authorize).
  */
-export async function startNetworkProxy(socketPath: string, allow: readonly string[]): Promise<NetworkProxy> {
-  const refuse = (host: string): string =>
-    `Infinity Code: ${host} is not in the sandbox's network allowlist (sandbox.network in the config).\n`;
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    const t = target(req.url, false);
-    if (!t || !hostAllowed(t.host, allow)) {
-      res.writeHead(403, { 'content-type': 'text/plain' }).end(refuse(t?.host ?? String(req.url)));
-      return;
+export async function startNetworkProxy(socketPath: string, policy: ProxyPolicy, opts: NetworkProxyOptions = {}): Promise<NetworkProxy> {
+  /** The target of a request and the addresses it may be reached at, or a ProxyRefusal. */
+  const decide = async (raw: string | undefined, connectForm: boolean): Promise<Target & { lookup: LookupFunction }> => {
+    const t = target(raw, connectForm);
+    if (!t) {
+      const want = connectForm ? 'host:port' : 'an absolute http:// URL (https goes through CONNECT)';
+      throw new ProxyRefusal(400, `Infinity Code: the proxy cannot read the target ${JSON.stringify(raw ?? '')}; it takes ${want}.\n`);
     }
-    const upstream = request({ host: t.host, port: t.port, path: t.path, method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    upstream.on('error', (err) => res.headersSent ? res.destroy() : res.writeHead(502).end(`${err.message}\n`));
-    req.pipe(upstream);
+    return { ...t, lookup: pinnedLookup(await authorize(t.host, t.port, policy, opts.resolve)) };
+  };
+  const refusalOf = (err: unknown): ProxyRefusal =>
+    err instanceof ProxyRefusal ? err : new ProxyRefusal(502, `Infinity Code: the proxy failed: ${String(err)}\n`);
+
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    decide(req.url, false).then(
+      (t) => {
+        const upstream = request(
+          // No agent: a pooled connection would outlive the check that let it through.
+          { host: t.host, port: t.port, path: t.path, method: req.method, headers: req.headers, agent: false, lookup: t.lookup },
+          (up) => {
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            up.pipe(res);
+          },
+        );
+        upstream.on('error', (err) => (res.headersSent ? res.destroy() : res.writeHead(502).end(`${err.message}\n`)));
+        req.pipe(upstream);
+      },
+      (err: unknown) => {
+        const refusal = refusalOf(err);
+        res.writeHead(refusal.status, { 'content-type': 'text/plain' }).end(refusal.message);
+      },
+    );
   });
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
-    const t = target(req.url, true);
-    if (!t || !hostAllowed(t.host, allow)) {
-      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\n${refuse(t?.host ?? String(req.url))}`);
-      return;
-    }
-    const upstream = connect(t.port, t.host, () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
+    let upstream: Socket | undefined;
     const drop = (): void => {
-      upstream.destroy();
+      upstream?.destroy();
       client.destroy();
     };
-    upstream.on('error', () => (client.writable ? client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n') : drop()));
     client.on('error', drop);
+    decide(req.url, true).then(
+      (t) => {
+        if (client.destroyed) return;
+        const up = connect({ host: t.host, port: t.port, lookup: t.lookup, autoSelectFamily: true }, () => {
+          client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+          if (head.length > 0) up.write(head);
+          up.pipe(client);
+          client.pipe(up);
+        });
+        upstream = up;
+        up.on('error', () => (client.writable ? client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n') : drop()));
+      },
+      (err: unknown) => {
+        const refusal = refusalOf(err);
+        client.end(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: text/plain\r\n\r\n${refusal.message}`);
+      },
+    );
   });
   await rm(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {

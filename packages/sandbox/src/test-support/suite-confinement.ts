@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { SuiteContext } from './backend-suite.js';
-import { hashTree, makeRepo, pidsWithArg } from './fixtures.js';
+import { hashTree, makeRepo, pidsWithArg, tempDir } from './fixtures.js';
 
 // Outside /tmp (which every sandbox gets privately), so commands see these read-only and a write
 // that lands proves an escape rather than a missing directory.
@@ -21,6 +21,20 @@ function connectCommand(port: number): string {
   return nodeCommand(
     `const s=require('net').connect(${port},'127.0.0.1');s.on('connect',()=>{console.log('connected');s.end()});` +
       `s.on('error',e=>{console.log('failed '+e.code);process.exitCode=3})`,
+  );
+}
+
+/**
+ * A command that opens a CONNECT tunnel through HTTPS_PROXY, as package managers and git do, and
+ * prints the status line and what comes back (`status|body`).
+ */
+function tunnelCommand(target: string): string {
+  return nodeCommand(
+    `const u=new URL(process.env.HTTPS_PROXY);` +
+      `const s=require('net').connect(Number(u.port),u.hostname,()=>s.write('CONNECT ${target} HTTP/1.1\\r\\nHost: ${target}\\r\\n\\r\\n'));` +
+      `let out='';s.on('data',d=>out+=d);` +
+      `s.on('end',()=>{const [head,...body]=out.split('\\r\\n\\r\\n');console.log(head.split('\\r\\n')[0]+'|'+body.join('').trim())});` +
+      `s.on('error',e=>console.log('failed '+e.code))`,
   );
 }
 
@@ -215,25 +229,55 @@ export function registerConfinementTests(s: SuiteContext): void {
     const host = await hostServer('hello through the proxy\n');
     const port = host.port;
     const repo = await makeRepo({ 'a.txt': 'a\n' });
-    const session = await s.open(repo, { containment: { network: { allow: ['127.0.0.1'] } } });
+    // The host server stands in for a registry: on loopback and a port of its own, which the proxy
+    // refuses unless told otherwise (see the test below).
+    const session = await s.open(repo, { containment: { network: { allow: ['127.0.0.1'], extraPorts: [port], privateAddresses: true } } });
     const sb = await session.create();
-    // CONNECT through HTTPS_PROXY, as package managers and git do; prints the status line and what comes back.
-    const tunnel = (target: string) =>
-      nodeCommand(
-        `const u=new URL(process.env.HTTPS_PROXY);` +
-          `const s=require('net').connect(Number(u.port),u.hostname,()=>s.write('CONNECT ${target} HTTP/1.1\\r\\nHost: ${target}\\r\\n\\r\\n'));` +
-          `let out='';s.on('data',d=>out+=d);` +
-          `s.on('end',()=>{const [head,...body]=out.split('\\r\\n\\r\\n');console.log(head.split('\\r\\n')[0]+'|'+body.join('').trim())});` +
-          `s.on('error',e=>console.log('failed '+e.code))`,
-      );
-    const allowed = await sb.run(tunnel(`127.0.0.1:${port}`));
+    const allowed = await sb.run(tunnelCommand(`127.0.0.1:${port}`));
     expect(allowed.stdout).toBe('HTTP/1.1 200 Connection Established|hello through the proxy\n');
     expect(host.connections()).toBe(1);
-    const denied = await sb.run(tunnel('example.org:443'));
+    const denied = await sb.run(tunnelCommand('example.org:443'));
     expect(denied.stdout).toMatch(/^HTTP\/1\.1 403 Forbidden\|.*example\.org is not in the sandbox's network allowlist/);
     // Around the proxy there is no way out.
     expect((await sb.run(connectCommand(port))).stdout).toMatch(/^failed E(CONNREFUSED|NETUNREACH)/);
     expect(host.connections()).toBe(1);
+  });
+
+  it('with a domain allowlist an allowed name that leads to this machine is refused, as a tunnel and as a plain request', async () => {
+    const host = await hostServer('a host listener\n');
+    const port = host.port;
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    // The port is let through, so what is refused is the address the names resolve to.
+    const session = await s.open(repo, { containment: { network: { allow: ['localhost', '127.0.0.1', '::ffff:7f00:1'], extraPorts: [port] } } });
+    const sb = await session.create();
+    const byName = await sb.run(tunnelCommand(`localhost:${port}`));
+    expect(byName.stdout).toMatch(/^HTTP\/1\.1 403 Forbidden\|Infinity Code: localhost resolves to (127\.0\.0\.1|::1), a loopback address .*sandbox\.networkPrivateAddresses/);
+    const literal = await sb.run(tunnelCommand(`127.0.0.1:${port}`));
+    expect(literal.stdout).toMatch(/^HTTP\/1\.1 403 Forbidden\|Infinity Code: 127\.0\.0\.1 is a loopback address/);
+    const mapped = await sb.run(tunnelCommand(`[::ffff:127.0.0.1]:${port}`));
+    expect(mapped.stdout).toMatch(/^HTTP\/1\.1 403 Forbidden\|Infinity Code: ::ffff:7f00:1 is a loopback address/);
+    const plain = await sb.run(
+      nodeCommand(
+        `const u=new URL(process.env.HTTP_PROXY);` +
+          `require('http').get({host:u.hostname,port:Number(u.port),path:'http://localhost:${port}/'},r=>{let b='';r.on('data',d=>b+=d);r.on('end',()=>console.log(r.statusCode+'|'+b.trim()))})` +
+          `.on('error',e=>console.log('failed '+e.code))`,
+      ),
+    );
+    expect(plain.stdout).toMatch(/^403\|Infinity Code: localhost resolves to (127\.0\.0\.1|::1), a loopback address/);
+    expect(host.connections()).toBe(0);
+  });
+
+  it('with a domain allowlist only ports 80 and 443 are let through unless the containment names more', async () => {
+    const host = await hostServer('a host listener\n');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    // Local addresses are let through here, so what is refused is the port alone.
+    const session = await s.open(repo, { containment: { network: { allow: ['localhost', '127.0.0.1'], privateAddresses: true } } });
+    const sb = await session.create();
+    for (const target of [`127.0.0.1:${host.port}`, 'localhost:22']) {
+      const r = await sb.run(tunnelCommand(target));
+      expect(r.stdout).toMatch(/^HTTP\/1\.1 403 Forbidden\|Infinity Code: port \d+ of (127\.0\.0\.1|localhost) is refused.*sandbox\.networkExtraPorts/);
+    }
+    expect(host.connections()).toBe(0);
   });
 
   it('a fork bomb hits the process limit: the command fails, nothing outlives it, the sandbox goes on', async () => {
@@ -264,6 +308,54 @@ export function registerConfinementTests(s: SuiteContext): void {
     const sb = await session.create();
     const r = await sb.run('head -c 2000000 /dev/zero > big.bin; echo rc=$?; wc -c < big.bin');
     expect(r.stdout).toMatch(/rc=(1|153)\n1000000\n/);
+  });
+
+  it('file tools keep to the view when a command renames a directory on the way to it and puts a symlink in its place', async () => {
+    // The repository two levels below a directory of the private /tmp, which commands may rename.
+    const nest = await tempDir('ic-nest-');
+    await mkdir(path.join(nest, 'proj'));
+    const repo = await makeRepo({ 'a.txt': 'view a\n' }, 'ic-repo-', path.join(nest, 'proj'));
+    const session = await s.open(repo);
+    const sb = await session.create();
+    // From the view's root upwards, the first directory that can be moved is, and a link to a
+    // host directory takes its place; `rest` is the path from it down to the view's root.
+    const r = await sb.run(
+      `d=$(pwd); rest=.
+      while [ "$d" != / ]; do
+        if mv "$d" "$d.moved" 2>/dev/null; then ln -s ${outside} "$d" && echo "rest=$rest"; exit 0; fi
+        rest="$(basename "$d")/$rest"; d=$(dirname "$d")
+      done
+      exit 3`,
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const rest = /rest=(.*)\n/.exec(r.stdout)![1];
+    // What the symlink would lead this process to: a host file of the same name.
+    const lure = path.join(outside, rest);
+    await mkdir(lure, { recursive: true });
+    await writeFile(path.join(lure, 'a.txt'), 'HOST SECRET\n');
+    const read = await sb.readFile('a.txt').then((b) => b.toString(), (e: Error) => `failed: ${e.message}`);
+    expect(read).not.toContain('HOST SECRET');
+    await sb.writeFile('a.txt', 'written by a tool\n').catch(() => undefined);
+    await sb.writeFile('new.txt', 'created by a tool\n').catch(() => undefined);
+    expect(await readFile(path.join(lure, 'a.txt'), 'utf8')).toBe('HOST SECRET\n');
+    expect(await readdir(lure)).not.toContain('new.txt');
+  });
+
+  it("a refresh that brings the user's deletions and edits never follows a symlink a command put in place of a directory", async () => {
+    const repo = await makeRepo({ 'sub/gone.txt': 'g\n', 'sub/edited.txt': 'e\n', 'keep.txt': 'k\n' });
+    await writeFile(path.join(outside, 'gone.txt'), 'host file\n');
+    await writeFile(path.join(outside, 'edited.txt'), 'host file\n');
+    const session = await s.open(repo);
+    const sb = await session.create();
+    expect((await sb.run(`rm -rf sub && ln -s ${outside} sub`)).exitCode).toBe(0);
+    // The user deletes one file of that directory and edits the other.
+    await rm(path.join(repo, 'sub', 'gone.txt'));
+    await writeFile(path.join(repo, 'sub', 'edited.txt'), 'edited by the user\n');
+    await session.refreshBase();
+    expect((await readdir(outside)).sort()).toEqual(['edited.txt', 'gone.txt', 'keep.txt']);
+    expect(await readFile(path.join(outside, 'edited.txt'), 'utf8')).toBe('host file\n');
+    // The sandbox keeps its own choice: a link.
+    expect((await sb.stat('sub')).type).toBe('symlink');
   });
 
   it('file tools racing a command that swaps a directory for a symlink never write outside the sandbox', async () => {
