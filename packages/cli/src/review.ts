@@ -1,8 +1,12 @@
 import type { ReportReviewer, ThreadRecord } from '@infinity-code/runtime';
 import type { ApplyResult, OmittedFile, SandboxDiff } from '@infinity-code/sandbox';
 import { patchFiles, selectHunks, UnsafeChangeError } from '@infinity-code/sandbox/patches';
-import { allHunkIds, type ReviewDecision, type ReviewDiff, type ReviewFile } from './review-diff.js';
+import type { ReviewedDiffs } from './reviewed-diffs.js';
+import type { ReviewDecision, ReviewDiff, ReviewFile } from './review-diff.js';
+import type { ThreadRecords } from './sandbox-map.js';
 import type { SessionSandboxes } from './session-sandboxes.js';
+import type { ReviewBrokerOptions } from './tui/review-broker.js';
+import type { SessionHooks } from './tui/local-controller.js';
 
 /** Where threads' sandboxes are found and a reviewed child starts over. */
 type ThreadSandboxes = Pick<SessionSandboxes, 'sandboxFor' | 'restack' | 'discard'>;
@@ -44,21 +48,20 @@ export function describeLeftOut(omitted: readonly OmittedFile[]): string {
 }
 
 /**
- * Carries out a decision on a child's diff: accepted hunks go into the parent's sandbox, and the
- * child continues on a fresh sandbox over the parent's new state (so what was rejected is gone
- * and nothing is offered twice). A child that closes with this report (`closing`) gets no fresh
- * sandbox: its own is discarded at once, which is all a fresh one would have been spared for.
+ * Carries out a decision on a child's diff: `chosen` (the accepted hunks, see selectedDiff) goes
+ * into the parent's sandbox, and the child continues on a fresh sandbox over the parent's new
+ * state (so what was rejected is gone and nothing is offered twice). A child that closes with
+ * this report (`closing`) gets no fresh sandbox: its own is discarded at once, which is all a
+ * fresh one would have been spared for.
  */
 export async function settleChildDiff(
   sandboxes: ThreadSandboxes,
   child: ThreadRecord,
-  diff: SandboxDiff,
-  decision: ReviewDecision,
+  chosen: SandboxDiff,
   { closing = false }: { closing?: boolean } = {},
 ): Promise<ApplyResult> {
   const parentId = child.parentId!;
   const parent = await sandboxes.sandboxFor(parentId);
-  const chosen = selectedDiff(diff, decision);
   const result = chosen.isEmpty ? { clean: true, conflicts: [], files: [] } : await parent.apply(chosen);
   // A closing child's sandbox goes without its parent waiting (the session's close waits for it).
   if (closing) void sandboxes.discard(child.id).catch(() => undefined);
@@ -84,13 +87,15 @@ export function describeApply(result: ApplyResult, target: string): string {
   return result.clean ? base : `${base} Conflicts (left with markers): ${result.conflicts.join(', ')}.`;
 }
 
-/** Headless review: no one to ask, so every child's diff is accepted into its parent's sandbox. */
+/**
+ * Headless review: no one to ask, so every child's diff is accepted into its parent's sandbox,
+ * the one diff taken here (what the parent's model is told it got is what was merged).
+ */
 export function autoAcceptReviewer(sandboxes: ThreadSandboxes): ReportReviewer {
   return async (child, _report, { closed }) => {
     const found = await childDiff(sandboxes, child);
     if (!found) return {};
-    const decision: ReviewDecision = { accepted: allHunkIds(found.review), rejected: [] };
-    const result = await settleChildDiff(sandboxes, child, found.diff, decision, { closing: closed });
+    const result = await settleChildDiff(sandboxes, child, found.diff, { closing: closed });
     const leftOut = describeLeftOut(found.diff.omitted);
     return {
       attachment: found.review,
@@ -109,4 +114,56 @@ export function explainRefusedApply(err: unknown, again: string): unknown {
   return new Error(`Nothing was applied: since the review, these changes may no longer be applied: ${list}. Run ${again} again: it leaves them out.`, {
     cause: err,
   });
+}
+
+/**
+ * The TUI's review of children's reports: each child's diff is shown through `reviewed`, and a
+ * decision merges the reviewed bytes into the parent's sandbox, or, when the child's sandbox has
+ * changed since (in any file: what is not merged is dropped), nothing (ReviewChangedError: the
+ * broker asks again with the diff as it is).
+ */
+export function reportReview(sandboxes: ThreadSandboxes, threads: ThreadRecords, reviewed: ReviewedDiffs): ReviewBrokerOptions {
+  return {
+    diffOf: async (child) => {
+      const found = await childDiff(sandboxes, child);
+      return found ? reviewed.show(found.diff) : null;
+    },
+    apply: async (request, decision) => {
+      const child = await threads.threadRecord(request.childThreadId!);
+      const now = child && (await childDiff(sandboxes, child));
+      if (!child || !now) return { message: 'The child has no changes left to apply.' };
+      // The child goes on over a fresh sandbox: whatever is not merged now is gone.
+      const chosen = reviewed.accepted(request.diff, now.diff, decision, { restDropped: true });
+      const result = await settleChildDiff(sandboxes, child, chosen);
+      return { message: describeApply(result, 'the parent sandbox'), conflicts: result.conflicts };
+    },
+  };
+}
+
+/** Where `/diff` takes the session's changes from and applies them (the root's sandbox, the user's tree). */
+export interface WorkingTreeSource {
+  diff(): Promise<SandboxDiff>;
+  apply(diff: SandboxDiff): Promise<ApplyResult>;
+}
+
+/**
+ * `/diff`: the root's changes shown through `reviewed`, and a decision applying the reviewed
+ * bytes to the working tree, or nothing when the sandbox has changed them since
+ * (ReviewChangedError, with the diff as it is now to review again).
+ */
+export function workingTreeReview(source: WorkingTreeSource, reviewed: ReviewedDiffs): Required<Pick<SessionHooks, 'showDiff' | 'applyToWorkingTree'>> {
+  return {
+    async showDiff() {
+      const diff = await source.diff();
+      return diff.isEmpty && diff.omitted.length === 0 ? null : reviewed.show(diff);
+    },
+    async applyToWorkingTree(request, decision) {
+      const chosen = reviewed.accepted(request.diff, await source.diff(), decision);
+      const result = await source.apply(chosen).catch((err: unknown) => {
+        throw explainRefusedApply(err, '/diff');
+      });
+      const leftOut = describeLeftOut(chosen.omitted);
+      return { message: `${describeApply(result, 'the working tree')}${leftOut ? ` ${leftOut}` : ''}`, conflicts: result.conflicts };
+    },
+  };
 }

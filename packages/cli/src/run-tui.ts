@@ -123,9 +123,10 @@ async function openController(
   notices: string[];
   onNotice: (notify: (text: string, level: 'info' | 'error') => void) => () => void;
 }> {
-  const [{ AgentSession }, review, tui, { userEditsFeed }, { describeRefresh }, mcpSetup, { leaveSession }] = await Promise.all([
+  const [{ AgentSession }, review, { ReviewedDiffs }, tui, { userEditsFeed }, { describeRefresh }, mcpSetup, { leaveSession }] = await Promise.all([
     import('./agent-session.js'),
     import('./review.js'),
+    import('./reviewed-diffs.js'),
     import('./tui/index.js'),
     import('./user-edits-feed.js'),
     import('./refresh-message.js'),
@@ -133,6 +134,8 @@ async function openController(
     import('./leave-session.js'),
   ]);
   let broker!: ReturnType<typeof tui.createReviewBroker>;
+  // Every diff shown for review, children's and `/diff`'s: a decision applies what was shown.
+  const reviewed = new ReviewedDiffs();
   // Where the sandbox can't confine commands, the user answers for each (unless --unsandboxed);
   // a command that failed without network may run again with it once the user says so.
   const approvals = tui.createCommandApprovals();
@@ -149,16 +152,7 @@ async function openController(
   });
   const agent = await AgentSession.open(setup, {
     reviewer: (sandboxes) => {
-      broker = tui.createReviewBroker({
-        diffOf: async (child) => (await review.childDiff(sandboxes, child))?.review ?? null,
-        apply: async (request, decision) => {
-          const child = await agent.system.threadRecord(request.childThreadId!);
-          const found = child && (await review.childDiff(sandboxes, child));
-          if (!child || !found) return { message: 'The child has no changes left to apply.' };
-          const result = await review.settleChildDiff(sandboxes, child, found.diff, decision);
-          return { message: review.describeApply(result, 'the parent sandbox'), conflicts: result.conflicts };
-        },
-      });
+      broker = tui.createReviewBroker(review.reportReview(sandboxes, { threadRecord: (id) => agent.system.threadRecord(id) }, reviewed));
       return broker.reviewer;
     },
     askUncontained: (request, signal) => approvals.ask(request, signal),
@@ -177,18 +171,7 @@ async function openController(
       // Once: the tools are fixed from the first request on, and a server restarting later must
       // not hold up the user's messages.
       toolsReady: () => (toolsSettled ??= agent.mcp?.settled() ?? Promise.resolve()),
-      async showDiff() {
-        const diff = await agent.rootDiff();
-        return diff.isEmpty && diff.omitted.length === 0 ? null : review.reviewOf(diff);
-      },
-      async applyToWorkingTree(_request, decision) {
-        const diff = await agent.rootDiff();
-        const result = await agent.applyToWorkingTree(review.selectedDiff(diff, decision)).catch((err: unknown) => {
-          throw review.explainRefusedApply(err, '/diff');
-        });
-        const leftOut = review.describeLeftOut(diff.omitted);
-        return { message: `${review.describeApply(result, 'the working tree')}${leftOut ? ` ${leftOut}` : ''}`, conflicts: result.conflicts };
-      },
+      ...review.workingTreeReview({ diff: () => agent.rootDiff(), apply: (diff) => agent.applyToWorkingTree(diff) }, reviewed),
       listSessions: () =>
         Promise.resolve(setup.registry.list().map((s) => ({ id: s.id, title: s.title, updatedAt: Date.parse(s.updatedAt) }))),
       setModel(id) {

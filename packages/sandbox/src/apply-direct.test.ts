@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyDirect } from './apply-direct.js';
-import { openSession, selectHunks, type Sandbox, type SandboxDiff, type SandboxSession } from './index.js';
+import { openSession, patchFiles, selectHunks, type Sandbox, type SandboxDiff, type SandboxSession } from './index.js';
 import { cleanupTempDirs, lines, makeRepo, tempDir, viewTree } from './test-support/fixtures.js';
 import { ViewFs } from './view-fs.js';
 
@@ -105,7 +105,7 @@ describe('applying a diff directly', () => {
     await child.writeFile('a.txt', 'A\n');
     await child.writeFile('b.txt', 'B\n');
     const diff = await child.diff();
-    const onlyA = selectHunks(diff, ['a.txt#0']);
+    const onlyA = selectHunks(diff, patchFiles(diff.patchBytes).find((f) => f.path === 'a.txt')!.decisionIds);
     expect(onlyA.files.map((f) => f.path)).toEqual(['a.txt']);
     expect(await direct(session, parent, onlyA)).toBeUndefined();
     expect(await parent.readText('a.txt')).toBe('a\n');

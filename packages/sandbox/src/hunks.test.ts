@@ -8,7 +8,7 @@ import { readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSession, patchFiles, PatchFormatError, selectHunks, UnknownHunkError, type SandboxDiff, type SandboxSession } from './index.js';
+import { changedSinceReview, openSession, patchFiles, PatchFormatError, selectHunks, UnknownHunkError, type SandboxDiff, type SandboxSession } from './index.js';
 import { binary, cleanupTempDirs, git, GIT_ENV, makeRepo, tempDir } from './test-support/fixtures.js';
 
 const latin1 = (s: string): Buffer => Buffer.from(s, 'latin1');
@@ -99,6 +99,9 @@ async function applyToBase(patch: Buffer): Promise<{ dir: string; report: string
 }
 
 const idsOf = (d: SandboxDiff) => Object.fromEntries(patchFiles(d.patchBytes).map((f) => [f.path, f.decisionIds]));
+/** The decision id of `p`'s hunk `i` (or of the whole file) in `d`. */
+const idOf = (d: SandboxDiff, p: string, i = 0) => idsOf(d)[p][i];
+const escaped = (p: string) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const read = (dir: string, p: string) => readFile(path.join(dir, p));
 
 describe('the files and hunks of a diff', () => {
@@ -106,31 +109,36 @@ describe('the files and hunks of a diff', () => {
     const files = patchFiles(diff.patchBytes);
     expect(files.map((f) => f.path).sort()).toEqual(diff.files.map((f) => f.path).sort());
     const byPath = Object.fromEntries(files.map((f) => [f.path, f]));
-    for (const p of Object.keys(TWO_HUNKS)) expect(byPath[p].decisionIds, p).toEqual([`${p}#0`, `${p}#1`]);
-    expect(byPath['menu.txt'].hunks.map((h) => h.id)).toEqual(['menu.txt#0', 'menu.txt#1']);
+    // A text hunk's id: its path, the line it starts on in the old file, a digest of its lines.
+    for (const p of Object.keys(TWO_HUNKS)) {
+      expect(byPath[p].decisionIds, p).toEqual([expect.stringMatching(new RegExp(`^${escaped(p)}#\\d+:[0-9a-f]{8}$`)), expect.any(String)]);
+      expect(new Set(byPath[p].decisionIds).size, p).toBe(2);
+    }
+    expect(byPath['menu.txt'].hunks.map((h) => h.id)).toEqual([expect.stringMatching(/^menu\.txt#1:[0-9a-f]{8}$/), expect.stringMatching(/^menu\.txt#34:[0-9a-f]{8}$/)]);
     expect(byPath['menu.txt'].hunks[0]).toMatchObject({
       header: '@@ -1,7 +1,8 @@',
       lines: expect.arrayContaining(['-plat 4 caf\uFFFD cr\uFFFDme br\uFFFDl\uFFFDe', '+plat 4 \uFFFDt\uFFFD']),
     });
     expect(byPath['tail.txt'].hunks[1].lines).toEqual([' tail 27', ' tail 28', ' tail 29', '-tail 30', '\\ No newline at end of file', '+the end', '\\ No newline at end of file']);
     expect(byPath['crlf.txt'].hunks[0].lines).toContain('+row three\r');
-    expect(byPath['new name.txt']).toMatchObject({ status: 'renamed', oldPath: 'old name.txt', decisionIds: ['new name.txt#0'] });
+    expect(byPath['new name.txt']).toMatchObject({ status: 'renamed', oldPath: 'old name.txt', decisionIds: [expect.stringMatching(/^new name\.txt#\d+:/)] });
     expect(byPath['new name.txt'].hunks).toHaveLength(1);
-    // Decided whole, under <path>#0.
-    expect(byPath['r2.txt']).toMatchObject({ status: 'renamed', oldPath: 'r1.txt', hunks: [], decisionIds: ['r2.txt#0'] });
-    expect(byPath['logo.bin']).toMatchObject({ status: 'modified', binary: true, hunks: [], decisionIds: ['logo.bin#0'] });
-    expect(byPath['tool.sh']).toMatchObject({ status: 'modified', hunks: [], decisionIds: ['tool.sh#0'] });
-    expect(byPath['empty-new.txt']).toMatchObject({ status: 'added', hunks: [], decisionIds: ['empty-new.txt#0'] });
-    expect(byPath['added.txt']).toMatchObject({ status: 'added', decisionIds: ['added.txt#0'] });
-    expect(byPath['gone.txt']).toMatchObject({ status: 'deleted', decisionIds: ['gone.txt#0'] });
+    // Decided whole, under `<path>#<digest of the whole change>`.
+    const whole = (p: string): unknown[] => [expect.stringMatching(new RegExp(`^${escaped(p)}#[0-9a-f]{8}$`))];
+    expect(byPath['r2.txt']).toMatchObject({ status: 'renamed', oldPath: 'r1.txt', hunks: [], decisionIds: whole('r2.txt') });
+    expect(byPath['logo.bin']).toMatchObject({ status: 'modified', binary: true, hunks: [], decisionIds: whole('logo.bin') });
+    expect(byPath['tool.sh']).toMatchObject({ status: 'modified', hunks: [], decisionIds: whole('tool.sh') });
+    expect(byPath['empty-new.txt']).toMatchObject({ status: 'added', hunks: [], decisionIds: whole('empty-new.txt') });
+    expect(byPath['added.txt']).toMatchObject({ status: 'added', decisionIds: [expect.stringMatching(/^added\.txt#0:/)] });
+    expect(byPath['gone.txt']).toMatchObject({ status: 'deleted', decisionIds: [expect.stringMatching(/^gone\.txt#1:/)] });
     // A type change is two sections of the same path in the patch; half of it would not apply.
-    expect(byPath.link).toMatchObject({ status: 'modified', hunks: [], decisionIds: ['link#0'] });
+    expect(byPath.link).toMatchObject({ status: 'modified', hunks: [], decisionIds: whole('link') });
   });
 });
 
 describe('selecting hunks', () => {
   it('first hunks accepted, second rejected: the kept bytes verbatim, and git applies them without offset', async () => {
-    const firsts = Object.keys(TWO_HUNKS).map((p) => `${p}#0`);
+    const firsts = Object.keys(TWO_HUNKS).map((p) => idOf(diff, p, 0));
     const chosen = selectHunks(diff, firsts);
     // The kept hunks and their headers are the diff's own bytes: the diff's patch with lines cut out.
     const sections = patchFiles(chosen.patchBytes);
@@ -146,7 +154,7 @@ describe('selecting hunks', () => {
   });
 
   it("second hunks accepted, first rejected: the kept hunk's new-side start moves back, the rest of its @@ line stays", async () => {
-    const chosen = selectHunks(diff, Object.keys(TWO_HUNKS).map((p) => `${p}#1`));
+    const chosen = selectHunks(diff, Object.keys(TWO_HUNKS).map((p) => idOf(diff, p, 1)));
     const menuHunk = patchFiles(chosen.patchBytes).find((f) => f.path === 'menu.txt')!.hunks[0];
     // The dropped first hunk added a line: +35 becomes +34. The function context git wrote after
     // the numbers (cut by git before the first non-ASCII byte) is copied as it was.
@@ -158,8 +166,8 @@ describe('selecting hunks', () => {
   });
 
   it('files without text hunks, new, deleted, renamed and type-changed files are kept or dropped whole', async () => {
-    const some = ['added.txt#0', 'gone.txt#0', 'logo.bin#0', 'r2.txt#0', 'tool.sh#0'];
-    const rest = ['empty-new.txt#0', 'link#0', 'new name.txt#0'];
+    const some = ['added.txt', 'gone.txt', 'logo.bin', 'r2.txt', 'tool.sh'].map((p) => idOf(diff, p));
+    const rest = ['empty-new.txt', 'link', 'new name.txt'].map((p) => idOf(diff, p));
     const first = await applyToBase(selectHunks(diff, some).patchBytes);
     expect(await read(first.dir, 'added.txt')).toEqual(latin1('caf\xe9\n'));
     await expect(stat(path.join(first.dir, 'gone.txt'))).rejects.toThrow(/ENOENT/);
@@ -188,7 +196,7 @@ describe('selecting hunks', () => {
     const none = selectHunks(diff, []);
     expect(none).toMatchObject({ isEmpty: true, files: [], patch: '', omitted: diff.omitted });
     expect(none.patchBytes.length).toBe(0);
-    expect(() => selectHunks(diff, ['menu.txt#0', 'menu.txt#2'])).toThrow(UnknownHunkError);
+    expect(() => selectHunks(diff, [idOf(diff, 'menu.txt'), 'menu.txt#2'])).toThrow(UnknownHunkError);
     expect(() => selectHunks(diff, ['menu.txt#2'])).toThrow(/no hunk menu\.txt#2; the changes moved since they were reviewed\. Review them again\./);
   });
 
@@ -201,6 +209,63 @@ describe('selecting hunks', () => {
   });
 });
 
+describe('a decision is bound to the content it was made on', () => {
+  it('hunk ids stay when another file or another hunk changes, and differ when the hunk itself does', async () => {
+    const repo3 = await makeRepo({ 'a.txt': words(WORDS), 'b.txt': 'b\n' });
+    const s = await openSession({ repo: repo3, stateDir: await tempDir('ic-hunks-state-') });
+    try {
+      const sb = await s.create('root');
+      await sb.writeFile('a.txt', words(replace(WORDS_1, 39, 'word thirty-nine')));
+      await sb.writeFile('b.txt', 'b one\n');
+      const first = await sb.workingTreeDiff();
+
+      await sb.writeFile('b.txt', 'b two\n');
+      const otherFile = await sb.workingTreeDiff();
+      expect(idsOf(otherFile)['a.txt']).toEqual(idsOf(first)['a.txt']);
+      expect(idOf(otherFile, 'b.txt')).not.toBe(idOf(first, 'b.txt'));
+
+      // The second hunk rewritten: its id changes, the first hunk's does not.
+      await sb.writeFile('a.txt', words(replace(WORDS_1, 39, 'word 39, rewritten')));
+      const rewritten = await sb.workingTreeDiff();
+      expect(idOf(rewritten, 'a.txt', 0)).toBe(idOf(first, 'a.txt', 0));
+      expect(idOf(rewritten, 'a.txt', 1)).not.toBe(idOf(first, 'a.txt', 1));
+      // A decision made on the first version selects nothing of the second (a position would have).
+      expect(() => selectHunks(rewritten, idsOf(first)['a.txt'])).toThrow(UnknownHunkError);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('changedSinceReview names the files with an accepted change the sandbox no longer holds as reviewed', async () => {
+    const repo3 = await makeRepo({ 'a.txt': words(WORDS), 'b.txt': 'b\n', 'c.txt': 'c\n' });
+    const s = await openSession({ repo: repo3, stateDir: await tempDir('ic-hunks-state-') });
+    try {
+      const sb = await s.create('root');
+      await sb.writeFile('a.txt', words(WORDS_1));
+      await sb.writeFile('b.txt', 'b one\n');
+      await sb.writeFile('c.txt', 'c one\n');
+      const reviewed = await sb.workingTreeDiff();
+      const all = Object.values(idsOf(reviewed)).flat();
+      expect(changedSinceReview(reviewed, await sb.workingTreeDiff(), all)).toEqual([]);
+
+      // A command rewrites a.txt, reverts c.txt and makes d.txt.
+      const r = await sb.run("printf 'word 1\\nbad\\n' > a.txt && printf 'c\\n' > c.txt && echo d > d.txt");
+      expect(r.stderr).toBe('');
+      const now = await sb.workingTreeDiff();
+      expect(changedSinceReview(reviewed, now, all)).toEqual(['a.txt', 'c.txt']);
+      // Only what is accepted counts; a new file is the next review's.
+      expect(changedSinceReview(reviewed, now, [idOf(reviewed, 'b.txt')])).toEqual([]);
+      expect(changedSinceReview(reviewed, now, [idOf(reviewed, 'c.txt')])).toEqual(['c.txt']);
+      // Every file, when what is not applied is dropped afterwards.
+      expect(changedSinceReview(reviewed, now)).toEqual(['a.txt', 'c.txt', 'd.txt']);
+      // What was reviewed is still there to apply, byte for byte.
+      expect(selectHunks(reviewed, [idOf(reviewed, 'a.txt')]).patch).toContain('+word two\n');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('a selection applied through sandboxes', () => {
   it("lands byte for byte in a parent's sandbox and in the working tree", async () => {
     const repo2 = await makeRepo({ 'menu.txt': menu(MENU), 'crlf.txt': crlf(CRLF) });
@@ -210,7 +275,8 @@ describe('a selection applied through sandboxes', () => {
       const child = await s.create('child', parent);
       await child.writeFile('menu.txt', menu(replace(MENU_1, 37, 'plat 37 modifi\xe9')));
       await child.writeFile('crlf.txt', crlf(replace(CRLF_1, 36, 'row thirty-six')));
-      const chosen = selectHunks(await child.diff(), ['menu.txt#1', 'crlf.txt#0']);
+      const childDiff = await child.diff();
+      const chosen = selectHunks(childDiff, [idOf(childDiff, 'menu.txt', 1), idOf(childDiff, 'crlf.txt', 0)]);
       expect(await parent.apply(chosen)).toMatchObject({ clean: true, conflicts: [] });
       expect((await parent.readFile('menu.txt')).equals(menu(MENU_2))).toBe(true);
       expect((await parent.readFile('crlf.txt')).equals(crlf(CRLF_1))).toBe(true);

@@ -2,8 +2,9 @@
 // cut down to the accepted hunks. The cut copies the patch's own bytes; only the new-side line
 // numbers of a hunk's @@ line change (when earlier hunks of its file were dropped). Text is
 // decoded for showing, never for applying: a file need not be UTF-8.
+import { createHash } from 'node:crypto';
 import type { ChangedFile, SandboxDiff } from './diff.js';
-import { UnknownHunkError, SandboxError } from './errors.js';
+import { PatchFormatError, UnknownHunkError, SandboxError } from './errors.js';
 import { parsePatch, type RawHunk, type RawSection } from './patch-parse.js';
 import { escapedName } from './utf8-names.js';
 
@@ -11,7 +12,7 @@ export type PatchFileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
 
 /** A hunk as shown for review. */
 export interface PatchHunk {
-  /** What a decision on it is recorded under (see hunkId). */
+  /** What a decision on it is recorded under (see decision ids below). */
   readonly id: string;
   /** The `@@ -a,b +c,d @@` line, decoded for showing. */
   readonly header: string;
@@ -31,14 +32,36 @@ export interface PatchFile {
   readonly hunks: readonly PatchHunk[];
   /**
    * What decisions on the file are recorded under: its hunks' ids, or, for a file without text
-   * hunks (kept or dropped whole), the one id `<path>#0`.
+   * hunks (kept or dropped whole), one id for the whole change.
    */
   readonly decisionIds: readonly string[];
 }
 
-/** A hunk's id: `<path>#<index>`, the index counting the file's hunks from 0. */
-export function hunkId(path: string, index: number): string {
-  return `${path}#${index}`;
+// Decision ids name content, not positions: `<path>#<old start>:<digest>` for a text hunk (the
+// digest covers the path, where the hunk starts in the old file and its lines), `<path>#<digest>`
+// for a file decided whole (the digest covers its whole change: modes, rename, binary data). A
+// decision made on one version of a change therefore never selects another version of it: an id
+// the sandbox's later diff would reuse for other lines simply is not there. Ids stay the same
+// when other files, or other hunks of the file, change. The old start keeps a file's ids
+// distinct (two hunks never start on the same line) whatever the short digest does; the bytes a
+// review applies are guarded by comparing them whole (changedSinceReview), not by this digest.
+const DIGEST_CHARS = 8;
+
+function digest(...parts: Array<string | Buffer>): string {
+  const hash = createHash('sha256');
+  for (const p of parts) hash.update(p).update('\0');
+  return hash.digest('hex').slice(0, DIGEST_CHARS);
+}
+
+/** A text hunk's id; the @@ line is left out but for the old start (the new start moves when earlier hunks change). */
+function textHunkId(path: string, h: RawHunk): string {
+  const body = h.bytes.subarray(h.bytes.indexOf(0x0a) + 1);
+  return `${path}#${h.oldStart}:${digest(path, String(h.oldStart), body)}`;
+}
+
+/** The id of a file decided whole: its sections' bytes, header lines included. */
+function wholeFileId(file: FileSections): string {
+  return `${file.path}#${digest(file.path, ...file.sections.map((s) => s.bytes))}`;
 }
 
 /** The files and hunks of a patch (SandboxDiff.patchBytes), in patch order. */
@@ -56,7 +79,8 @@ export function patchFiles(patch: Buffer): PatchFile[] {
 export function selectHunks(diff: SandboxDiff, accepted: Iterable<string>): SandboxDiff {
   const files = groupByFile(parsePatch(diff.patchBytes));
   const wanted = new Set(accepted);
-  const known = new Set(files.flatMap((f) => decisionIds(f)));
+  const ids = new Map(files.map((f) => [f, decisionIds(f)]));
+  const known = new Set([...ids.values()].flat());
   const unknown = [...wanted].filter((id) => !known.has(id));
   if (unknown.length > 0) throw new UnknownHunkError(unknown);
   if ([...known].every((id) => wanted.has(id))) return diff;
@@ -67,14 +91,15 @@ export function selectHunks(diff: SandboxDiff, accepted: Iterable<string>): Sand
   for (const file of files) {
     const changed = byPath.get(file.path);
     if (!changed) throw new SandboxError('internal', `The patch changes ${file.path}, which the diff's file list does not name. Take the diff again.`);
+    const fileIds = ids.get(file)!;
     if (isWhole(file)) {
-      if (!wanted.has(hunkId(file.path, 0))) continue;
+      if (!wanted.has(fileIds[0])) continue;
       parts.push(...file.sections.map((s) => s.bytes));
       kept.push(changed);
       continue;
     }
     const section = file.sections[0];
-    const hunks = keptHunks(section.hunks, (i) => wanted.has(hunkId(file.path, i)));
+    const hunks = keptHunks(section.hunks, (i) => wanted.has(fileIds[i]));
     if (hunks.length === 0) continue;
     parts.push(section.header, ...hunks);
     kept.push(hunks.length === section.hunks.length ? changed : { ...changed, ...lineCounts(hunks) });
@@ -89,6 +114,30 @@ export function selectHunks(diff: SandboxDiff, accepted: Iterable<string>): Sand
     to: diff.to,
     isEmpty: kept.length === 0,
   };
+}
+
+/**
+ * The files in which `accepted` (decision ids of `reviewed`) takes a change that `current`, the
+ * same sandbox's diff taken now, no longer holds byte for byte: rewritten, reverted, given
+ * another mode, or left out now. A review's decision is carried out on the reviewed bytes (see
+ * selectHunks); this says whether those are still what the sandbox holds, so that a change made
+ * after the review (a command still running, say) is shown before anything of that file is
+ * applied. Files with nothing accepted, and files new in `current`, do not count: applying the
+ * reviewed bytes leaves them where they are, and the next diff offers them. Without `accepted`
+ * every file counts, new ones too: for a sandbox whose changes not applied are then dropped (a
+ * child's, after its review), nothing may go that the user did not see.
+ */
+export function changedSinceReview(reviewed: SandboxDiff, current: SandboxDiff, accepted?: Iterable<string>): string[] {
+  const wanted = accepted === undefined ? undefined : new Set(accepted);
+  const before = new Map(groupByFile(parsePatch(reviewed.patchBytes)).map((f) => [f.path, f]));
+  const now = new Map(groupByFile(parsePatch(current.patchBytes)).map((f) => [f.path, f]));
+  const paths = wanted === undefined ? new Set([...before.keys(), ...now.keys()]) : [...before.values()].filter((f) => decisionIds(f).some((id) => wanted.has(id))).map((f) => f.path);
+  return [...paths].filter((p) => !sameChange(before.get(p), now.get(p)));
+}
+
+function sameChange(a: FileSections | undefined, b: FileSections | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return Buffer.concat(a.sections.map((s) => s.bytes)).equals(Buffer.concat(b.sections.map((s) => s.bytes)));
 }
 
 /**
@@ -152,13 +201,18 @@ function isWhole(file: FileSections): boolean {
 }
 
 function decisionIds(file: FileSections): string[] {
-  return isWhole(file) ? [hunkId(file.path, 0)] : file.sections[0].hunks.map((_, i) => hunkId(file.path, i));
+  if (isWhole(file)) return [wholeFileId(file)];
+  const ids = file.sections[0].hunks.map((h) => textHunkId(file.path, h));
+  // git never writes two hunks starting on the same old line; a patch that does is not git's.
+  if (new Set(ids).size !== ids.length) throw new PatchFormatError(`two hunks of ${file.path} start on the same line`);
+  return ids;
 }
 
 function toPatchFile(file: FileSections): PatchFile {
   const whole = isWhole(file);
   const first = file.sections[0];
-  const hunks = whole ? [] : first.hunks.map((h, i) => shownHunk(h, hunkId(file.path, i)));
+  const ids = decisionIds(file);
+  const hunks = whole ? [] : first.hunks.map((h, i) => shownHunk(h, ids[i]));
   const status: PatchFileStatus =
     file.sections.length > 1 ? 'modified' : first.kind === 'renamed' ? 'renamed' : first.kind === 'copied' ? 'added' : first.kind;
   return {
@@ -167,7 +221,7 @@ function toPatchFile(file: FileSections): PatchFile {
     status,
     binary: file.sections.some((s) => s.binary),
     hunks,
-    decisionIds: decisionIds(file),
+    decisionIds: ids,
   };
 }
 

@@ -26,7 +26,7 @@ export {
 } from './apply-policy.js';
 export type { ApplyResult } from './apply.js';
 export type { ChangedFile, ChangeStatus, SandboxDiff } from './diff.js';
-export { hunkId, patchFiles, selectHunks, type PatchFile, type PatchFileStatus, type PatchHunk } from './hunks.js';
+export { changedSinceReview, patchFiles, selectHunks, type PatchFile, type PatchFileStatus, type PatchHunk } from './hunks.js';
 export type { ExecOptions, ExecProcess, ExecResult } from './exec.js';
 export type { DirEntry, EntryType, FileStat } from './view-fs.js';
 export type { BackendName, DiffSince, ProbeOutcome, SandboxBackend } from './backend.js';

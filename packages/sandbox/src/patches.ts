@@ -3,4 +3,4 @@
 // `@infinity-code/sandbox/patches`, so that loading them does not load the sandboxes (a headless
 // run sends its first model request before it opens any).
 export { SandboxError, SandboxPathError, UnsafeChangeError, type SandboxErrorCode } from './errors.js';
-export { hunkId, patchFiles, selectHunks, type PatchFile, type PatchFileStatus, type PatchHunk } from './hunks.js';
+export { changedSinceReview, patchFiles, selectHunks, type PatchFile, type PatchFileStatus, type PatchHunk } from './hunks.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ReviewDecision } from '../review-diff.js';
+import { ReviewChangedError, type ReviewDecision, type ReviewDiff } from '../review-diff.js';
 import type { CommandApproval, TuiController } from './controller.js';
 import { shortId } from './format.js';
 // The light subpath: this module is part of the first frame.
@@ -152,8 +152,7 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
               : `Nothing to apply. The agent's other changes are left out:\n${leftOut.join('\n')}`,
           );
         }
-        const review: PendingReview = { id: `diff:${randomUUID()}`, kind: 'working-tree', diff, title: 'Session changes → working tree' };
-        return store.dispatch({ type: 'ui:review-open', review });
+        return openWorkingTreeReview(ctx, diff);
       }
     }
   } catch (err) {
@@ -193,6 +192,16 @@ export async function decideReview(ctx: CommandContext, review: PendingReview, d
       say(ctx, `Conflicts (resolve the markers in these files):\n${outcome.conflicts.map((f) => `  ${f}`).join('\n')}`, 'error');
     }
   } catch (err) {
-    say(ctx, `Could not apply the review: ${errorText(err)}`, 'error');
+    if (!(err instanceof ReviewChangedError)) return say(ctx, `Could not apply the review: ${errorText(err)}`, 'error');
+    say(ctx, err.message, 'error');
+    // The changes as they are now, to decide on again. A child's review comes back by itself
+    // (the broker asks again, the child still waiting); the session's diff is opened here.
+    if (review.kind === 'working-tree' && err.fresh) openWorkingTreeReview(ctx, err.fresh);
   }
+}
+
+/** Opens a review of the session's changes for the working tree (`/diff`). */
+function openWorkingTreeReview(ctx: CommandContext, diff: ReviewDiff): void {
+  const review: PendingReview = { id: `diff:${randomUUID()}`, kind: 'working-tree', diff, title: 'Session changes → working tree' };
+  ctx.store.dispatch({ type: 'ui:review-open', review });
 }

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { ReportReviewer, ThreadRecord } from '@infinity-code/runtime';
 import type { ReviewOutcome, ReviewRequest } from './controller.js';
-import type { ReviewDecision, ReviewDiff } from '../review-diff.js';
+import { ReviewChangedError, type ReviewDecision, type ReviewDiff } from '../review-diff.js';
 
 export interface ReviewBrokerOptions {
   /** The child's changes since it was spawned; null or no files: nothing to review. */
   diffOf(thread: ThreadRecord): Promise<ReviewDiff | null>;
-  /** Carry the decision out (squash accepted hunks into the parent, discard the rest). */
+  /**
+   * Carry the decision out (squash accepted hunks into the parent, discard the rest). A
+   * ReviewChangedError with a fresh diff (the child's changes moved since they were shown) asks
+   * again, with that diff, instead of ending the review.
+   */
   apply(request: ReviewRequest, decision: ReviewDecision): Promise<ReviewOutcome>;
 }
 
@@ -43,31 +47,47 @@ export function createReviewBroker(opts: ReviewBrokerOptions): ReviewBroker {
       if (!diff) return {};
       // Nothing to decide on, but the parent's model should know what did not come through.
       if (diff.files.length === 0) return diff.leftOut?.length ? { attachment: diff, note: leftOutNote(diff) } : {};
-      const request: ReviewRequest = { id: `review:${randomUUID()}`, kind: 'report', childThreadId: thread.id, diff };
+      // The diff decided on last: the one whose verdict the parent's model reads.
+      let decided = diff;
       const note = await new Promise<string>((release, fail) => {
+        let open: string | undefined;
         // Quitting with the review open: the runtime abandons the report and asks again next start.
         const abandon = () => {
-          if (waiting.delete(request.id)) fail(new Error('the session closed before the review was decided'));
+          if (open !== undefined && waiting.delete(open)) fail(closedError());
         };
-        if (signal.aborted) return abandon();
+        const settle = () => signal.removeEventListener('abort', abandon);
+        const ask = (shown: ReviewDiff) => {
+          const request: ReviewRequest = { id: `review:${randomUUID()}`, kind: 'report', childThreadId: thread.id, diff: shown };
+          open = request.id;
+          waiting.set(request.id, {
+            request,
+            async decide(decision) {
+              try {
+                const outcome = await opts.apply(request, decision);
+                settle();
+                release([reviewNote(decision, outcome), leftOutNote(shown)].filter((l) => l !== '').join('\n'));
+                return outcome;
+              } catch (err) {
+                // The child's changes moved after they were shown: nothing was applied, and the
+                // child waits on for a decision on them as they are now. The error tells the UI.
+                if (err instanceof ReviewChangedError && err.fresh && !signal.aborted) {
+                  decided = err.fresh;
+                  ask(err.fresh);
+                } else {
+                  settle();
+                  fail(err instanceof Error ? err : new Error(String(err)));
+                }
+                throw err;
+              }
+            },
+          });
+          for (const l of listeners) l(request);
+        };
+        if (signal.aborted) return fail(closedError());
         signal.addEventListener('abort', abandon, { once: true });
-        waiting.set(request.id, {
-          request,
-          async decide(decision) {
-            signal.removeEventListener('abort', abandon);
-            try {
-              const outcome = await opts.apply(request, decision);
-              release([reviewNote(decision, outcome), leftOutNote(diff)].filter((l) => l !== '').join('\n'));
-              return outcome;
-            } catch (err) {
-              fail(err instanceof Error ? err : new Error(String(err)));
-              throw err;
-            }
-          },
-        });
-        for (const l of listeners) l(request);
+        ask(diff);
       });
-      return { attachment: diff, note };
+      return { attachment: decided, note };
     },
     onRequest(listener) {
       listeners = [...listeners, listener];
@@ -102,9 +122,11 @@ export function reviewNote(decision: ReviewDecision, outcome?: ReviewOutcome): s
   return lines.join('\n');
 }
 
+const closedError = () => new Error('the session closed before the review was decided');
+
 /** `work`, or a rejection as soon as `signal` aborts (the session closed: the review is abandoned). */
 function untilClosed<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  const closed = () => new Error('the session closed before the review was decided');
+  const closed = closedError;
   if (signal.aborted) {
     work.catch(() => undefined);
     return Promise.reject(closed());

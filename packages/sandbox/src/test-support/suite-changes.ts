@@ -1,7 +1,7 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { gc, selectHunks, type SandboxDiff } from '../index.js';
+import { gc, patchFiles, selectHunks, type SandboxDiff } from '../index.js';
 import type { SuiteContext } from './backend-suite.js';
 import { runAndKill } from './crash.js';
 import { binary, git, hashTree, leftovers, lines, makeRepo, tempDir, viewTree, writeFiles } from './fixtures.js';
@@ -275,7 +275,10 @@ export function registerChangeTests(s: SuiteContext): void {
     // The first hunk of a.txt and all of c.txt, not the second hunk.
     const whole = await sb.workingTreeDiff();
     expect(whole.files.map((f) => f.path)).toEqual(['a.txt', 'c.txt']);
-    const part = selectHunks(whole, ['a.txt#0', 'c.txt#0']);
+    const part = selectHunks(
+      whole,
+      patchFiles(whole.patchBytes).flatMap((f) => (f.path === 'a.txt' || f.path === 'c.txt' ? [f.decisionIds[0]] : [])),
+    );
     expect(await sb.applyToWorkingTree(part)).toMatchObject({ clean: true, conflicts: [] });
     expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toContain('line 3 agent\n');
     expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).not.toContain('line 35 agent');
