@@ -62,7 +62,7 @@ afterAll(async () => {
 function commandHome(): string {
   const home = tempDir();
   mkdirSync(join(home, '.config', 'infinity-code'), { recursive: true });
-  writeFileSync(join(home, '.config', 'infinity-code', 'config.json'), JSON.stringify({ sandbox: { writable: [home] } }));
+  writeFileSync(join(home, '.config', 'infinity-code', 'config.json'), JSON.stringify({ sandbox: { writable: [home], envAllow: ['IC_LOG'] } }));
   return home;
 }
 

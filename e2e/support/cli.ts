@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,16 +39,42 @@ export interface StartOptions {
   program?: string;
   /** Node's own options, between `node` and `main.js` (e.g. `--import` a loader hook). */
   nodeArgs?: string[];
+  /**
+   * Descriptors of ours the CLI gets open at these numbers, without close-on-exec, as a shell's
+   * `20</some/dir` leaves them (its number → ours).
+   */
+  inherit?: Record<number, number>;
+}
+
+/**
+ * Adds `name` to `sandbox.envAllow` in the user config of `env`'s home (made when missing):
+ * commands get only an allowlisted environment, and the demo's test.js reads its step count
+ * (DEMO_TEST_STEPS) from its own.
+ */
+function letCommandsSee(env: NodeJS.ProcessEnv, name: string): void {
+  const dir = join(env.XDG_CONFIG_HOME ?? join(env.HOME!, '.config'), 'infinity-code');
+  const file = join(dir, 'config.json');
+  mkdirSync(dir, { recursive: true });
+  const config = (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {}) as { sandbox?: { envAllow?: string[] } };
+  const allow = config.sandbox?.envAllow ?? [];
+  if (allow.includes(name)) return;
+  writeFileSync(file, JSON.stringify({ ...config, sandbox: { ...config.sandbox, envAllow: [...allow, name] } }));
 }
 
 /** Starts the built CLI with a clean environment (no real key leaks in) plus `env`. */
 export function startCli(args: string[], opts: StartOptions): Started {
   // A home of its own: config and sandbox state never come from (or go to) the real one.
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: opts.home ?? tempDir(), NO_COLOR: '1', ...opts.env };
+  if (env.DEMO_TEST_STEPS !== undefined) letCommandsSee(env, 'DEMO_TEST_STEPS');
   const stdinFd = opts.stdinFile === undefined ? 'ignore' : openSync(opts.stdinFile, 'r');
   const node = [process.execPath, ...(opts.nodeArgs ?? []), BIN];
   const argv = [...(opts.wrapper ?? []), ...(opts.program === undefined ? node : [opts.program]), ...args];
-  const child = spawn(argv[0], argv.slice(1), { cwd: opts.cwd, env, stdio: [stdinFd, 'pipe', 'pipe'] });
+  const stdio: Array<number | 'pipe' | 'ignore'> = [stdinFd, 'pipe', 'pipe'];
+  for (const [at, fd] of Object.entries(opts.inherit ?? {})) {
+    while (stdio.length < Number(at)) stdio.push('ignore');
+    stdio[Number(at)] = fd;
+  }
+  const child = spawn(argv[0], argv.slice(1), { cwd: opts.cwd, env, stdio });
   if (typeof stdinFd === 'number') closeSync(stdinFd);
   let stdout = '';
   let stderr = '';

@@ -7,6 +7,7 @@ import { DEFAULT_MODEL, EFFORTS, type Effort } from '@infinity-code/runtime/mode
 import { RETRY_KEYS } from './config.js';
 import { parseDuration } from './duration.js';
 import { EXIT, UserError } from './exit-codes.js';
+import { closeInheritedFds } from './inherited-fds.js';
 import { parseNetworkFlag, type NetworkSetting } from './sandbox-config.js';
 import { traceTimingFromEnv } from './timing-trace.js';
 import { terminalSafe } from './terminal-safe.js';
@@ -243,6 +244,9 @@ function writers() {
     err: (s: string) => void process.stderr.write(terminalSafe(s)),
   };
 }
+
+// First, before anything is started: no command may get what our parent left open.
+closeInheritedFds(process.argv, process.execArgv, process.env.NODE_OPTIONS);
 
 const debug = process.argv.includes('--debug');
 const KNOWN_ERRORS = new Set(['SandboxError', 'SandboxPathError', 'GitError', 'ApplyError', 'StoreError', 'ModelError']);

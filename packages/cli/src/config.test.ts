@@ -80,11 +80,12 @@ describe('config: sandbox', () => {
       networkPrivateAddresses: false,
       writable: [],
       hidden: [],
+      readable: [],
       envAllow: [],
       limits: {},
       commandTimeoutMs: 1_800_000,
     });
-    expect(containmentOf(c.sandbox)).toEqual({ network: 'off', writable: [], hidden: [] });
+    expect(containmentOf(c.sandbox)).toEqual({ network: 'off', writable: [], hidden: [], readable: [] });
     expect(maxDiffFileBytes(c.sandbox)).toBeUndefined();
   });
 
@@ -100,8 +101,9 @@ describe('config: sandbox', () => {
           networkPrivateAddresses: true,
           writable: ['/var/cache/tool/'],
           hidden: ['/srv/private'],
+          readable: ['/home/me/.gitconfig'],
           envAllow: ['GITHUB_TOKEN'],
-          limits: { processes: 64, memoryMB: 512 },
+          limits: { processes: 64, memoryMB: 512, diskMB: 2048 },
           commandTimeoutMs: 60_000,
           maxFileMB: 2,
         },
@@ -115,8 +117,9 @@ describe('config: sandbox', () => {
       networkPrivateAddresses: true,
       writable: ['/var/cache/tool'],
       hidden: ['/srv/private'],
+      readable: ['/home/me/.gitconfig'],
       envAllow: ['GITHUB_TOKEN'],
-      limits: { processes: 64, memoryMB: 512, fileSizeMB: 10 },
+      limits: { processes: 64, memoryMB: 512, fileSizeMB: 10, diskMB: 2048 },
       commandTimeoutMs: 5_000,
       maxFileMB: 2,
     });
@@ -124,7 +127,8 @@ describe('config: sandbox', () => {
       network: { allow: ['api.github.com'], extraPorts: [8443, 4873], privateAddresses: true },
       writable: ['/var/cache/tool'],
       hidden: ['/srv/private'],
-      limits: { processes: 64, memoryBytes: 512 * 1024 * 1024, fileSizeBytes: 10 * 1024 * 1024 },
+      readable: ['/home/me/.gitconfig'],
+      limits: { processes: 64, memoryBytes: 512 * 1024 * 1024, fileSizeBytes: 10 * 1024 * 1024, diskBytes: 2048 * 1024 * 1024 },
     });
     // The --network flag overrides both files; the proxy's ports and addresses go with its domains.
     expect(containmentOf(c.sandbox, 'on').network).toBe('on');
@@ -142,7 +146,8 @@ describe('config: sandbox', () => {
     ['{"hidden": "/srv"}', /"sandbox.hidden" must be a list of absolute paths/],
     ['{"envAllow": ["NOT-A-NAME"]}', /"sandbox.envAllow" must be a list of environment variable names \("NOT-A-NAME" is not one\)/],
     ['{"envAllow": ["ANTHROPIC_API_KEY"]}', /"sandbox.envAllow" must be .*the agent's own credential, which commands never get/],
-    ['{"limits": {"cpus": 2}}', /unknown key "sandbox.limits.cpus". Known keys of "sandbox.limits": processes, memoryMB, fileSizeMB/],
+    ['{"limits": {"cpus": 2}}', /unknown key "sandbox.limits.cpus". Known keys of "sandbox.limits": processes, memoryMB, fileSizeMB, diskMB/],
+    ['{"limits": {"diskMB": 0.5}}', /"sandbox.limits.diskMB" must be a whole number, 1 or more/],
     ['{"limits": {"processes": 0}}', /"sandbox.limits.processes" must be a whole number, 1 or more/],
     ['{"limits": [1]}', /"sandbox.limits" must be an object/],
     ['{"commandTimeoutMs": 0}', /"sandbox.commandTimeoutMs" must be a whole number of milliseconds/],
@@ -155,7 +160,7 @@ describe('config: sandbox', () => {
     ['{"networkPrivateAddresses": "yes"}', /"sandbox.networkPrivateAddresses" must be true or false/],
     [
       '{"netwrok": "off"}',
-      /unknown key "sandbox.netwrok". Known keys of "sandbox": network, networkExtraPorts, networkPrivateAddresses, writable, hidden, envAllow, limits, commandTimeoutMs, maxFileMB/,
+      /unknown key "sandbox.netwrok". Known keys of "sandbox": network, networkExtraPorts, networkPrivateAddresses, writable, hidden, readable, envAllow, limits, commandTimeoutMs, maxFileMB/,
     ],
   ])('rejects sandbox %s with a config error naming the file and key', (sandbox, message) => {
     const home = temp();
@@ -172,6 +177,8 @@ describe('config: sandbox', () => {
     [{ network: ['github.com'] }, { network: ['npmjs.org'] }, /"sandbox.network" widens .*\(github.com\)/],
     [{}, { writable: ['/home'] }, /"sandbox.writable" widens .*\/home is not writable in your own config/],
     [{ writable: ['/var/cache'] }, { writable: ['/var/cachex'] }, /"sandbox.writable" widens/],
+    [{}, { readable: ['/home/me'] }, /"sandbox.readable" widens .*\/home\/me is not readable in your own config/],
+    [{ readable: ['/home/me/notes'] }, { readable: ['/home/me'] }, /"sandbox.readable" widens/],
     [{}, { envAllow: ['GITHUB_TOKEN'] }, /"sandbox.envAllow" widens .*GITHUB_TOKEN is not let through in your own config/],
     [{}, { networkExtraPorts: [22] }, /"sandbox.networkExtraPorts" widens .*port 22 is not among your own networkExtraPorts/],
     [{ networkExtraPorts: [8443] }, { networkExtraPorts: [8443, 22] }, /"sandbox.networkExtraPorts" widens .*port 22/],
@@ -205,12 +212,16 @@ describe('config: sandbox', () => {
 
   it.each([
     // key, the user's file, the repository's file, what the session gets
+    ['sandbox.readable: a subset of yours applies', { sandbox: { readable: ['/home/me/notes'] } }, { sandbox: { readable: ['/home/me/notes/a'] } }, (c: Config) => expect(c.sandbox.readable).toEqual(['/home/me/notes/a'])],
     ['sandbox.hidden: a union', { sandbox: { hidden: ['/opt/user-secret'] } }, { sandbox: { hidden: ['/opt/repo'] } }, (c: Config) => expect(c.sandbox.hidden).toEqual(['/opt/user-secret', '/opt/repo'])],
     ['secretEnv: a union', { secretEnv: ['MY_SECRET'] }, { secretEnv: ['REPO_VAR'] }, (c: Config) => expect(c.secretEnv).toEqual(['MY_SECRET', 'REPO_VAR'])],
     ['limits.processes: the lower, against the built-in default', {}, { sandbox: { limits: { processes: 30000 } } }, (c: Config) => expect(c.sandbox.limits.processes).toBe(1024)],
     ['limits.processes: a lower one applies', { sandbox: { limits: { processes: 500 } } }, { sandbox: { limits: { processes: 64 } } }, (c: Config) => expect(c.sandbox.limits.processes).toBe(64)],
     ['limits.memoryMB: the lower', { sandbox: { limits: { memoryMB: 512 } } }, { sandbox: { limits: { memoryMB: 100000 } } }, (c: Config) => expect(c.sandbox.limits.memoryMB).toBe(512)],
     ['limits.fileSizeMB: the lower, against the built-in default', {}, { sandbox: { limits: { fileSizeMB: 1e9 } } }, (c: Config) => expect(c.sandbox.limits.fileSizeMB).toBe(4096)],
+    ['limits.diskMB: the lower, against the built-in default', {}, { sandbox: { limits: { diskMB: 1e9 } } }, (c: Config) => expect(c.sandbox.limits.diskMB).toBe(10240)],
+    ['limits.diskMB: a lower one applies', { sandbox: { limits: { diskMB: 4096 } } }, { sandbox: { limits: { diskMB: 100 } } }, (c: Config) => expect(c.sandbox.limits.diskMB).toBe(100)],
+    ['limits.diskMB: not raised above yours', { sandbox: { limits: { diskMB: 2048 } } }, { sandbox: { limits: { diskMB: 50000 } } }, (c: Config) => expect(c.sandbox.limits.diskMB).toBe(2048)],
     ['commandTimeoutMs: the lower', {}, { sandbox: { commandTimeoutMs: 99 * 3600_000 } }, (c: Config) => expect(c.sandbox.commandTimeoutMs).toBe(30 * 60_000)],
     ['maxFileMB: the lower, against the built-in default', {}, { sandbox: { maxFileMB: 5000 } }, (c: Config) => expect(c.sandbox.maxFileMB).toBe(20)],
     ['maxFileMB: a lower one applies', { sandbox: { maxFileMB: 50 } }, { sandbox: { maxFileMB: 2 } }, (c: Config) => expect(c.sandbox.maxFileMB).toBe(2)],

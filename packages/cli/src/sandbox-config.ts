@@ -20,9 +20,12 @@ export interface SandboxConfig {
   writable: string[];
   /** Absolute paths hidden from commands besides the built-in credential locations. */
   hidden: string[];
-  /** Variables passed to commands although they look like credentials. */
+  /** Absolute paths under the home commands may read (the home is hidden but for its toolchains). */
+  readable: string[];
+  /** Variables of ours passed to commands besides the built-in allowlist (credential-like ones too). */
   envAllow: string[];
-  limits: { processes?: number; memoryMB?: number; fileSizeMB?: number };
+  /** diskMB: the most a sandbox's own storage may take on disk (what its commands and file writes add). */
+  limits: { processes?: number; memoryMB?: number; fileSizeMB?: number; diskMB?: number };
   /** The longest any command may run, in the background too (ms). */
   commandTimeoutMs: number;
   /** Largest changed file put into a diff (MB); the sandbox's own default when unset. */
@@ -35,13 +38,14 @@ export const DEFAULT_SANDBOX_CONFIG: SandboxConfig = {
   networkPrivateAddresses: false,
   writable: [],
   hidden: [],
+  readable: [],
   envAllow: [],
   limits: {},
   commandTimeoutMs: 30 * 60_000,
 };
 
-const KEYS = ['network', 'networkExtraPorts', 'networkPrivateAddresses', 'writable', 'hidden', 'envAllow', 'limits', 'commandTimeoutMs', 'maxFileMB'] as const;
-const LIMIT_KEYS = ['processes', 'memoryMB', 'fileSizeMB'] as const;
+const KEYS = ['network', 'networkExtraPorts', 'networkPrivateAddresses', 'writable', 'hidden', 'readable', 'envAllow', 'limits', 'commandTimeoutMs', 'maxFileMB'] as const;
+const LIMIT_KEYS = ['processes', 'memoryMB', 'fileSizeMB', 'diskMB'] as const;
 /** The agent's own credentials: no setting lets a command see them. */
 const MODEL_CREDENTIALS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'];
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -117,6 +121,9 @@ export function parseSandboxConfig(value: unknown, file: string): Partial<Sandbo
       case 'hidden':
         out.hidden = paths(key, v);
         break;
+      case 'readable':
+        out.readable = paths(key, v);
+        break;
       case 'envAllow': {
         const names = stringList(key, v, 'a list of environment variable names');
         for (const n of names) {
@@ -181,7 +188,7 @@ export function mergeSandboxConfig(base: SandboxConfig, over: Partial<SandboxCon
  * The user's settings as a repository's own config (`.infinity/config.json`) narrows them, key by
  * key: what commands may not see (`hidden`) is the union of both, every limit and timeout the
  * lower of the two (the user's, or the built-in one where they set none), and what they may reach
- * (`network`, `writable`, `envAllow`) the repository's, which must lie within the user's
+ * (`network`, `writable`, `readable`, `envAllow`) the repository's, which must lie within the user's
  * (wideningKey refuses the rest first); extra ports only those both list, private addresses only
  * if both allow them. A cloned repository can only make a session safer.
  */
@@ -192,6 +199,7 @@ export function narrowSandboxConfig(user: SandboxConfig, project: Partial<Sandbo
     processes: lower(user.limits.processes, project.limits?.processes, builtIn.processes),
     memoryMB: lower(user.limits.memoryMB, project.limits?.memoryMB, builtIn.memoryMB),
     fileSizeMB: lower(user.limits.fileSizeMB, project.limits?.fileSizeMB, builtIn.fileSizeMB),
+    diskMB: lower(user.limits.diskMB, project.limits?.diskMB, builtIn.diskMB),
   };
   const maxFileMB = lower(user.maxFileMB, project.maxFileMB, builtIn.maxFileMB);
   return {
@@ -199,6 +207,7 @@ export function narrowSandboxConfig(user: SandboxConfig, project: Partial<Sandbo
     networkExtraPorts: user.networkExtraPorts.filter((p) => (project.networkExtraPorts ?? user.networkExtraPorts).includes(p)),
     networkPrivateAddresses: user.networkPrivateAddresses && (project.networkPrivateAddresses ?? true),
     writable: project.writable ?? user.writable,
+    readable: project.readable ?? user.readable,
     envAllow: project.envAllow ?? user.envAllow,
     hidden: [...new Set([...user.hidden, ...(project.hidden ?? [])])],
     limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
@@ -224,6 +233,8 @@ export function wideningKey(user: SandboxConfig, project: Partial<SandboxConfig>
   }
   const outside = project.writable?.find((p) => !user.writable.some((u) => isWithin(p, u)));
   if (outside !== undefined) return { key: 'writable', why: `${outside} is not writable in your own config` };
+  const unreadable = project.readable?.find((p) => !user.readable.some((u) => isWithin(p, u)));
+  if (unreadable !== undefined) return { key: 'readable', why: `${unreadable} is not readable in your own config` };
   const name = project.envAllow?.find((n) => !user.envAllow.includes(n));
   if (name !== undefined) return { key: 'envAllow', why: `${name} is not let through in your own config` };
   return undefined;
@@ -250,6 +261,7 @@ export function containmentOf(c: SandboxConfig, network?: NetworkSetting): Conta
     ...(c.limits.processes !== undefined ? { processes: c.limits.processes } : {}),
     ...(c.limits.memoryMB !== undefined ? { memoryBytes: c.limits.memoryMB * 1024 * 1024 } : {}),
     ...(c.limits.fileSizeMB !== undefined ? { fileSizeBytes: c.limits.fileSizeMB * 1024 * 1024 } : {}),
+    ...(c.limits.diskMB !== undefined ? { diskBytes: c.limits.diskMB * 1024 * 1024 } : {}),
   };
   const chosen = network ?? c.network;
   return {
@@ -260,6 +272,7 @@ export function containmentOf(c: SandboxConfig, network?: NetworkSetting): Conta
         : chosen,
     writable: c.writable,
     hidden: c.hidden,
+    readable: c.readable,
     ...(Object.keys(limits).length > 0 ? { limits } : {}),
   };
 }

@@ -10,6 +10,7 @@ describe('the built-in limits the config narrows against', () => {
       expect(ours.processes).toBe(theirs.processes);
       expect(ours.memoryMB * 1024 * 1024).toBe(theirs.memoryBytes);
       expect(ours.fileSizeMB * 1024 * 1024).toBe(theirs.fileSizeBytes);
+      expect(ours.diskMB * 1024 * 1024).toBe(theirs.diskBytes);
     }
     expect(builtInLimits().maxFileMB * 1024 * 1024).toBe(DEFAULT_MAX_FILE_BYTES);
   });

@@ -10,6 +10,8 @@ export interface BuiltInLimits {
   processes: number;
   memoryMB: number;
   fileSizeMB: number;
+  /** The most a sandbox's own storage may take on disk. */
+  diskMB: number;
   /** Largest changed file put into a diff. */
   maxFileMB: number;
 }
@@ -19,6 +21,7 @@ export function builtInLimits(totalMemory = os.totalmem()): BuiltInLimits {
     processes: 1024,
     memoryMB: Math.min(8 * GIB, Math.max(GIB, Math.floor(totalMemory / 2))) / MB,
     fileSizeMB: (4 * GIB) / MB,
+    diskMB: (10 * GIB) / MB,
     maxFileMB: 20,
   };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +76,26 @@ describe('MCP server definitions', () => {
     expect(fingerprint(stdio)).toBe(fingerprint({ ...stdio, env: { API_TOKEN: 'secret' } }));
     expect(fingerprint(stdio)).not.toBe(fingerprint({ ...stdio, env: { API_TOKEN: 'other' } }));
     expect(fingerprint(stdio)).not.toBe(fingerprint({ ...stdio, args: ['-y', 'other'] }));
+  });
+
+  it('gives a stdio server the machine\'s network only with "network": "on", which its description and fingerprint carry', () => {
+    const { servers, problems } = parseMcpServers(
+      { online: { command: 'srv', network: 'on' }, plain: { command: 'srv' }, wrong: { command: 'srv', network: true } },
+      '.mcp.json',
+      {},
+    );
+    expect(servers).toEqual({
+      online: { type: 'stdio', command: 'srv', args: [], env: {}, network: true },
+      plain: { type: 'stdio', command: 'srv', args: [], env: {} },
+    });
+    expect(problems.map((p) => problemText('.mcp.json', p))).toEqual([
+      '.mcp.json: MCP server "wrong" is left out: "network" must be "on" (the machine\'s network), not true; without it the server has the network commands have.',
+    ]);
+    expect(describeServer(servers.online)).toBe("srv (with the machine's network)");
+    expect(describeServer(servers.plain)).toBe('srv');
+    // An approval of the definition without it does not cover it; approvals made before the key existed still hold.
+    expect(fingerprint(servers.online)).not.toBe(fingerprint(servers.plain));
+    expect(fingerprint(servers.plain)).toBe(createHash('sha256').update(JSON.stringify(['stdio', 'srv', [], []])).digest('hex').slice(0, 16));
   });
 
   it("trusts the user's own servers; a repository's needs an approval of this very definition", () => {

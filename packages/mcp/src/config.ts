@@ -3,9 +3,13 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
-/** A server the agent talks to: a program started over stdio, or a streamable HTTP endpoint. */
+/**
+ * A server the agent talks to: a program started over stdio, or a streamable HTTP endpoint. A
+ * stdio server has the network commands have unless `network` (`"network": "on"`) gives it the
+ * machine's.
+ */
 export type McpServerConfig =
-  | { type: 'stdio'; command: string; args: string[]; env: Record<string, string> }
+  | { type: 'stdio'; command: string; args: string[]; env: Record<string, string>; network?: true }
   | { type: 'http'; url: string; headers: Record<string, string> };
 
 /** Where a server was defined: it decides whether it may start without asking (see trust.ts). */
@@ -72,11 +76,16 @@ function parseServer(raw: unknown, env: NodeJS.ProcessEnv): McpServerConfig {
     if (typeof raw.command !== 'string' || raw.command.trim() === '') throw new Error('"command" must be a non-empty string');
     const args = raw.args ?? [];
     if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) throw new Error('"args" must be a list of strings');
+    // Not a Claude Code key (it ignores what it doesn't know, so the file still works there).
+    if (raw.network !== undefined && raw.network !== 'on') {
+      throw new Error(`"network" must be "on" (the machine's network), not ${JSON.stringify(raw.network)}; without it the server has the network commands have`);
+    }
     return {
       type: 'stdio',
       command: expand(raw.command, 'command'),
       args: (args as string[]).map((a) => expand(a, 'args')),
       env: stringMap(raw.env, '"env"', expand),
+      ...(raw.network === 'on' ? { network: true as const } : {}),
     };
   }
   if (type === 'http' || type === 'streamable-http') {
@@ -142,7 +151,8 @@ export function shellQuote(word: string): string {
 
 /**
  * What the server runs or reaches, for people: the command line with the names (not the
- * values) of the variables it sets, or the URL with its header names.
+ * values) of the variables it sets and whether it gets the machine's network, or the URL with
+ * its header names.
  */
 export function describeServer(config: McpServerConfig): string {
   if (config.type === 'http') {
@@ -150,14 +160,16 @@ export function describeServer(config: McpServerConfig): string {
     return `${config.url}${headers.length > 0 ? ` (headers: ${headers.join(', ')})` : ''}`;
   }
   const vars = Object.keys(config.env).map((k) => `${k}=…`);
-  return [...vars, config.command, ...config.args].map((w) => (w.endsWith('=…') ? w : shellQuote(w))).join(' ');
+  const line = [...vars, config.command, ...config.args].map((w) => (w.endsWith('=…') ? w : shellQuote(w))).join(' ');
+  return config.network ? `${line} (with the machine's network)` : line;
 }
 
 /** Identifies a definition exactly (values included): an approval holds for this one only. */
 export function fingerprint(config: McpServerConfig): string {
+  // The network only when asked for, so approvals given before the key existed still hold.
   const canonical =
     config.type === 'http'
       ? ['http', config.url, Object.entries(config.headers).sort()]
-      : ['stdio', config.command, config.args, Object.entries(config.env).sort()];
+      : ['stdio', config.command, config.args, Object.entries(config.env).sort(), ...(config.network ? ['network'] : [])];
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 16);
 }

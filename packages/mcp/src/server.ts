@@ -1,6 +1,7 @@
 // One MCP server: its connection, its state, its tool list, its calls. A server that dies is
 // started again once; after a second death its calls get an error saying so.
 import type { ExecResult, Sandbox } from '@infinity-code/sandbox';
+import { looksOffline } from '@infinity-code/tools';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
@@ -88,6 +89,8 @@ export class McpServer {
   toolNames: string[] = [];
   skippedTools: Array<{ name: string; reason: string }> = [];
   runsIn: string | undefined;
+  /** A stdio server confined without the machine's network (see offlineNote). */
+  private offline = false;
   private conn: Connection | undefined;
   /** The latest connection's stderr, kept after it closed (why it failed). */
   private lastStderr: StderrTail | undefined;
@@ -185,7 +188,7 @@ export class McpServer {
         : err instanceof sdk.McpError && err.code === REQUEST_TIMEOUT
           ? `it was not ready within ${seconds(this.deps.startTimeoutMs)}`
           : errorText(err);
-      this.setState('failed', `could not start: ${why}.${stderrNote(conn)}`);
+      this.setState('failed', `could not start: ${why}.${this.offlineNote(conn)}${stderrNote(conn)}`);
     }
   }
 
@@ -254,11 +257,27 @@ export class McpServer {
     }
     return new sdk.SandboxStdioTransport(async () => {
       const sb = await this.deps.sandbox();
-      this.runsIn = sb.contained ? 'sandbox' : 'sandbox (unconfined: the machine has no confinement)';
-      // exec: the server is the process, so its exit is the command's.
+      this.offline = sb.contained && !config.network;
+      this.runsIn = !sb.contained
+        ? 'sandbox (unconfined: the machine has no confinement)'
+        : config.network
+          ? "sandbox, with the machine's network"
+          : 'sandbox';
+      // exec: the server is the process, so its exit is the command's. The network commands have
+      // (none by default, or the proxy) unless its definition asks for the machine's.
       const line = `exec ${[config.command, ...config.args].map(shellQuote).join(' ')}`;
-      return sb.exec(line, { env: { ...this.deps.env, ...config.env }, stdin: true, network: true });
+      return sb.exec(line, { env: { ...this.deps.env, ...config.env }, stdin: true, ...(config.network ? { network: true } : {}) });
     }, stderr);
+  }
+
+  /**
+   * Said of a server that failed without the machine's network when its stderr reads like it
+   * wanted some (a DNS or routing error): servers had the machine's network before they had a
+   * choice, and a definition written then may need `"network": "on"` now.
+   */
+  private offlineNote(conn: Connection): string {
+    if (!this.offline || !looksOffline(conn.stderr.text())) return '';
+    return ` It has no network but what commands have: "network": "on" in its definition gives it the machine's.`;
   }
 
   /** The connection's transport closed: unless we closed it, the server died. */

@@ -2,13 +2,14 @@ import { classifyChanges, type ApplyPolicyOptions, type PolicyChange } from './a
 import type { SessionContext } from './backend.js';
 import type { ChangedFile, SandboxDiff } from './diff.js';
 import { UnsafeChangeError } from './errors.js';
-import { ignoredInWorkingTree } from './user-ignored.js';
+import { workingTreeFactsOf } from './working-tree-facts.js';
 
 /**
  * Checks a diff about to be applied against the path rules of the apply policy, and, for the
- * user's working tree, against the files it ignores as they are now (one may have appeared while
- * the diff was being reviewed). Diffs from Sandbox.diff() pass: this catches diffs put together
- * elsewhere, and the user's tree moving under a review. Throws rather than applies part of it.
+ * user's working tree, against the files it ignores and what it has in the way as they are now
+ * (one may have appeared while the diff was being reviewed). Diffs from Sandbox.diff() pass:
+ * this catches diffs put together elsewhere, and the user's tree moving under a review. Throws
+ * rather than applies part of it.
  */
 export async function refuseUnsafeChanges(
   ctx: SessionContext,
@@ -19,14 +20,9 @@ export async function refuseUnsafeChanges(
   if (diff.isEmpty) return;
   const changes = diff.files.map(toPolicyChange);
   const links = new Map(diff.files.flatMap((f) => (f.linkTarget !== undefined ? [[f.path, f.linkTarget] as const] : [])));
-  const created = diff.files.filter((f) => f.newMode !== undefined && (f.oldMode === undefined || f.oldPath !== undefined)).map((f) => f.path);
-  const userIgnored = workingTree === undefined ? undefined : await ignoredInWorkingTree(ctx, workingTree, created);
+  const tree = workingTree === undefined ? undefined : await workingTreeFactsOf(ctx, workingTree, changes);
   // Sizes were judged when the diff was made; only the rules about what a file is apply here.
-  const { omitted } = classifyChanges(
-    changes,
-    { nestedRepos: new Set(), links, ...(userIgnored ? { userIgnored } : {}) },
-    { ...policy, maxFileBytes: Infinity, maxDiffBytes: Infinity },
-  );
+  const { omitted } = classifyChanges(changes, { nestedRepos: new Set(), links, ...tree }, { ...policy, maxFileBytes: Infinity, maxDiffBytes: Infinity });
   if (omitted.length > 0) throw new UnsafeChangeError(omitted);
 }
 

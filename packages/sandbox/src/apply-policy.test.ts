@@ -127,4 +127,53 @@ describe('classifyChanges', () => {
     expect(omitted[0].reason).toBe('its name is not valid UTF-8, which Infinity Code cannot carry: left as it was; give it a UTF-8 name in the sandbox to include it');
     expect(omitted[2].reason).toBe('its name is not valid UTF-8, which Infinity Code cannot carry: left as it was; the agent deleted it, so delete it yourself if it should go');
   });
+
+  it('leaves out every change under a directory past a path limit with one entry for it, also for what the backend could not read', () => {
+    const deep = Array.from({ length: 300 }, () => 'x').join('/');
+    const prefix = `${'x/'.repeat(257)}`;
+    const long = `${'n'.repeat(250)}/`.repeat(12) + 'f'.repeat(100);
+    const changes = [file('ok.txt'), file(`${deep}/a`), file(`${deep}/b`, { oldMode: '100644' }), file(long), file('moved.txt', { oldPath: `${deep}/c`, oldMode: '100644' })];
+    const { kept, dropped, omitted } = classifyChanges(changes, { ...none, tooLong: ['y/unreadable/'] }, DEFAULT_APPLY_POLICY);
+    expect(kept.map((c) => c.path)).toEqual(['ok.txt']);
+    expect(dropped).toHaveLength(4);
+    expect(omitted.map((o) => [o.path, o.rule])).toEqual([
+      ['y/unreadable/', 'path-too-long'],
+      [prefix, 'path-too-long'],
+      [long, 'path-too-long'],
+    ]);
+    const limits = 'a path may be up to 256 levels deep and 3,072 bytes long';
+    expect(omitted[1].reason).toBe(
+      `path too deep/long to apply (513 bytes, 257 directories deep; ${limits}): nothing under it was included; move what is there to a shorter path in the sandbox to include it`,
+    );
+    expect(omitted[2].reason).toBe(`path too deep/long to apply (3,112 bytes, 12 directories deep; ${limits}): left as it was; give it a shorter path in the sandbox to include it`);
+  });
+
+  it('leaves out a change the working tree has something in the way of, saying what and where', () => {
+    const obstacles = new Map([
+      ['link/f', { kind: 'symlink' as const, at: 'link' }],
+      ['plain/f', { kind: 'file' as const, at: 'plain' }],
+      ['build', { kind: 'dir' as const }],
+    ]);
+    const changes = [file('link/f'), file('plain/f'), file('build'), file('free.txt')];
+    const { kept, omitted } = classifyChanges(changes, { ...none, obstacles }, DEFAULT_APPLY_POLICY);
+    expect(kept.map((c) => c.path)).toEqual(['free.txt']);
+    expect(omitted).toEqual([
+      {
+        path: 'link/f',
+        rule: 'in-the-way',
+        reason: 'your working tree has a symbolic link at link, where this path needs a directory: nothing was written through it or in its place; left as it was',
+      },
+      {
+        path: 'plain/f',
+        rule: 'in-the-way',
+        reason: 'your working tree has a file at plain, where this path needs a directory: nothing was written through it or in its place; left as it was',
+      },
+      {
+        path: 'build',
+        rule: 'in-the-way',
+        reason:
+          'your working tree has a directory here holding files the agent never saw (yours, or ignored by your git rules), so the file could not take its place: left as it was',
+      },
+    ]);
+  });
 });

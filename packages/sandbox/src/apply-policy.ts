@@ -1,6 +1,8 @@
 // What of an agent's diff may reach a user's files: the rules, without any I/O. The facts they
-// need (sizes, symlink targets, nested repositories, the user's ignored files) are gathered by
-// policy-diff.ts; the diff that is applied is the original minus what this leaves out.
+// need (sizes, symlink targets, nested repositories, paths too long to read, the user's ignored
+// files and what their tree has in the way) are gathered by policy-diff.ts, the backends and
+// working-tree-facts.ts; the diff that is applied is the original minus what this leaves out.
+import { MAX_PATH_BYTES, MAX_PATH_DEPTH, pathBytes, tooLongPrefix } from './long-paths.js';
 import { hasOddBytes, shownName } from './utf8-names.js';
 
 const MB = 1024 * 1024;
@@ -14,6 +16,11 @@ export type OmitRule =
    * carry names as UTF-8, so the change cannot be carried faithfully (see utf8-names.ts).
    */
   | 'non-utf8-name'
+  /**
+   * A path too long (or too deep) to be carried (see long-paths.ts). Reported once per directory
+   * where the limit is crossed, with a trailing `/`, for everything under it.
+   */
+  | 'path-too-long'
   /** A path inside a `.git` directory, at any depth. */
   | 'git-dir'
   /** A path inside one of ApplyPolicyOptions.reservedDirs (the CLI's `.infinity`). */
@@ -24,6 +31,12 @@ export type OmitRule =
   | 'outside-symlink'
   /** A file the user's working tree has, ignored by the user's rules: the agent never saw it. */
   | 'user-ignored'
+  /**
+   * The user's working tree has something in the way the change cannot go through or replace:
+   * a symlink or a file where the path needs a directory, or a directory holding files the
+   * agent never saw where the change puts a file (see Obstacle).
+   */
+  | 'in-the-way'
   /** Bigger than ApplyPolicyOptions.maxFileBytes. */
   | 'too-large'
   /** The diff as a whole would outgrow what git's output can carry. */
@@ -46,6 +59,13 @@ export interface OmittedFile {
   /** Where the link points, for 'outside-symlink'. */
   target?: string;
 }
+
+/** What the user's working tree has in the way of a change (see OmitRule 'in-the-way'). */
+export type Obstacle =
+  /** A symlink or a file at `at`, a directory above one of the change's paths, that the diff keeps. */
+  | { kind: 'symlink' | 'file'; at: string }
+  /** A directory at the path the change writes a file to, holding what the diff does not remove. */
+  | { kind: 'dir' };
 
 export interface ApplyPolicyOptions {
   /** A file bigger than this, before or after the change, is left out at its old version. */
@@ -96,6 +116,16 @@ export interface PolicyFacts {
    * snapshot the agent started from). Only known when the diff is meant for the working tree.
    */
   userIgnored?: ReadonlySet<string>;
+  /**
+   * What the user's working tree has in the way of a change, by the change's path. Only known
+   * when the diff is meant for the working tree.
+   */
+  obstacles?: ReadonlyMap<string, Obstacle>;
+  /**
+   * Paths the sandbox holds that were too long to read (see long-paths.ts), as tooLongPrefix
+   * gives them: they are in neither tree, and are only reported.
+   */
+  tooLong?: readonly string[];
 }
 
 export interface Classified<C extends PolicyChange> {
@@ -108,16 +138,16 @@ export interface Classified<C extends PolicyChange> {
 
 /**
  * Splits `changes` into those that may be applied and those left out, each with its reason.
- * First rule that matches wins, in this order: names that are not UTF-8, .git, reserved
- * directories, nested repositories, symlinks leading out, the user's ignored files, size per
- * file, size of the whole diff.
+ * First rule that matches wins, in this order: names that are not UTF-8, paths too long, .git,
+ * reserved directories, nested repositories, symlinks leading out, the user's ignored files,
+ * what the working tree has in the way, size per file, size of the whole diff.
  */
 export function classifyChanges<C extends PolicyChange>(changes: readonly C[], facts: PolicyFacts, opts: ApplyPolicyOptions): Classified<C> {
   const kept: C[] = [];
   const dropped: C[] = [];
   const omitted: OmittedFile[] = [];
   const repos = new Map<string, OmittedFile>();
-  const nestedRepoOf = (p: string): string | undefined => ancestors(p).find((a) => facts.nestedRepos.has(a));
+  const nestedRepoOf = (p: string): string | undefined => (facts.nestedRepos.size === 0 ? undefined : ancestors(p).find((a) => facts.nestedRepos.has(a)));
   const repoEntry = (dir: string, reason: string): OmittedFile => {
     let entry = repos.get(dir);
     if (!entry) {
@@ -127,6 +157,17 @@ export function classifyChanges<C extends PolicyChange>(changes: readonly C[], f
     return entry;
   };
   for (const dir of [...facts.nestedRepos].sort()) repoEntry(dir, nestedRepoReason(dir));
+  // One entry per directory where the limit is crossed, whether the backend met it or the diff has it.
+  const tooLong = new Map<string, OmittedFile>();
+  const tooLongEntry = (prefix: string): OmittedFile => {
+    let entry = tooLong.get(prefix);
+    if (!entry) {
+      entry = { path: prefix, rule: 'path-too-long', reason: tooLongReason(prefix) };
+      tooLong.set(prefix, entry);
+    }
+    return entry;
+  };
+  for (const prefix of facts.tooLong ?? []) tooLongEntry(prefix);
 
   let budget = opts.maxDiffBytes;
   for (const c of changes) {
@@ -138,6 +179,13 @@ export function classifyChanges<C extends PolicyChange>(changes: readonly C[], f
     const oddName = paths.find(hasOddBytes);
     if (oddName !== undefined) {
       drop({ path: shownName(oddName), rule: 'non-utf8-name', reason: nonUtf8Reason(c.newMode === undefined) });
+      continue;
+    }
+    const long = paths.map(tooLongPrefix).find((p) => p !== undefined);
+    if (long !== undefined) {
+      const known = tooLong.has(long);
+      const entry = tooLongEntry(long);
+      drop(known ? undefined : entry);
       continue;
     }
     const gitPath = paths.find(isInGitDir);
@@ -168,13 +216,17 @@ export function classifyChanges<C extends PolicyChange>(changes: readonly C[], f
         continue;
       }
     }
-    const created = c.oldMode === undefined || c.oldPath !== undefined;
-    if (created && c.newMode !== undefined && facts.userIgnored?.has(c.path)) {
+    if (createsPath(c) && facts.userIgnored?.has(c.path)) {
       drop({
         path: c.path,
         rule: 'user-ignored',
         reason: 'your working tree has its own copy, ignored by your git rules: the agent never saw it, so yours was left as it is',
       });
+      continue;
+    }
+    const obstacle = facts.obstacles?.get(c.path);
+    if (obstacle !== undefined) {
+      drop({ path: c.path, rule: 'in-the-way', reason: obstacleReason(obstacle) });
       continue;
     }
     const size = Math.max(c.oldSize ?? 0, c.newSize ?? 0);
@@ -207,8 +259,14 @@ export function classifyChanges<C extends PolicyChange>(changes: readonly C[], f
     omitted.push({ path: change.path, rule: 'blocked', reason: `its place is taken by ${shownName(by)}, which was left as it was` });
   }
   // Nested repositories come first in the report (one line each, however many files), then the
-  // files in diff order.
-  return { kept, dropped, omitted: [...repos.values(), ...omitted] };
+  // files in diff order. Paths too long the backend met, and no change has, come with them.
+  const unmet = [...tooLong.values()].filter((e) => !omitted.includes(e));
+  return { kept, dropped, omitted: [...repos.values(), ...unmet, ...omitted] };
+}
+
+/** Whether a change brings its path into being: an addition, or the new side of a rename. */
+export function createsPath(c: PolicyChange): boolean {
+  return c.newMode !== undefined && (c.oldMode === undefined || c.oldPath !== undefined);
 }
 
 /**
@@ -227,6 +285,7 @@ function blockedByDropped<C extends PolicyChange>(kept: readonly C[], dropped: r
     for (const a of ancestors(p)) if (!restoredDirs.has(a)) restoredDirs.set(a, p);
   };
   dropped.forEach(restore);
+  if (restored.size === 0) return out;
   let remaining = kept.filter((c) => c.newMode !== undefined);
   for (let moved = true; moved; ) {
     moved = false;
@@ -244,10 +303,14 @@ function blockedByDropped<C extends PolicyChange>(kept: readonly C[], dropped: r
   return out;
 }
 
-/** Directories above `p`, outermost first ("a/b/c" → "a", "a/b"). */
+/**
+ * Directories above `p`, outermost first ("a/b/c" → "a", "a/b"). Slices of `p`, not joins of its
+ * parts: a path may be a thousand directories deep.
+ */
 function ancestors(p: string): string[] {
-  const parts = p.split('/');
-  return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('/'));
+  const out: string[] = [];
+  for (let at = p.indexOf('/'); at > 0; at = p.indexOf('/', at + 1)) out.push(p.slice(0, at));
+  return out;
 }
 
 function isInGitDir(p: string): boolean {
@@ -267,6 +330,27 @@ function reservedReason(dir: string): string {
 function nonUtf8Reason(deleted: boolean): string {
   const why = 'its name is not valid UTF-8, which Infinity Code cannot carry: left as it was';
   return deleted ? `${why}; the agent deleted it, so delete it yourself if it should go` : `${why}; give it a UTF-8 name in the sandbox to include it`;
+}
+
+/** Why a path was left out for its length (see OmitRule 'path-too-long'), and what to do. */
+function tooLongReason(prefix: string): string {
+  const dir = prefix.endsWith('/');
+  const parts = prefix.split('/').filter((p) => p !== '').length;
+  const levels = dir ? parts : parts - 1;
+  const size = `${pathBytes(dir ? prefix.slice(0, -1) : prefix).toLocaleString('en-US')} bytes, ${levels.toLocaleString('en-US')} directories deep`;
+  const limit = `a path may be up to ${MAX_PATH_DEPTH} levels deep and ${MAX_PATH_BYTES.toLocaleString('en-US')} bytes long`;
+  return dir
+    ? `path too deep/long to apply (${size}; ${limit}): nothing under it was included; move what is there to a shorter path in the sandbox to include it`
+    : `path too deep/long to apply (${size}; ${limit}): left as it was; give it a shorter path in the sandbox to include it`;
+}
+
+/** Why a change was left out for what the working tree has in its way, and what to do. */
+function obstacleReason(o: Obstacle): string {
+  if (o.kind === 'dir') {
+    return 'your working tree has a directory here holding files the agent never saw (yours, or ignored by your git rules), so the file could not take its place: left as it was';
+  }
+  const what = o.kind === 'symlink' ? `a symbolic link at ${o.at}` : `a file at ${o.at}`;
+  return `your working tree has ${what}, where this path needs a directory: nothing was written through it or in its place; left as it was`;
 }
 
 function nestedRepoReason(dir: string): string {

@@ -6,6 +6,7 @@ import type { ChangedFile, SandboxDiff } from './diff.js';
 import { ApplyError } from './errors.js';
 import { nulFields, type GitOutput, type GitRunner } from './git.js';
 import { unquoteGitPath } from './git-path.js';
+import { stageablePaths } from './stageable-paths.js';
 import { addPaths } from './stage-paths.js';
 
 export interface ApplyResult {
@@ -24,6 +25,8 @@ export interface ApplyTarget {
   workTree: string;
   /** For messages: "the working tree at /x" or "sandbox s1". */
   label: string;
+  /** Where this process sees the work tree, to leave out of staging what git cannot stage (see stageablePaths). */
+  hostRoot?: string;
 }
 
 /**
@@ -45,7 +48,9 @@ export async function applyPatch(ctx: SessionContext, target: ApplyTarget, diff:
     const env = { ...ctx.objectEnv, GIT_INDEX_FILE: index };
     const base = [`--work-tree=${target.workTree}`, '-c', 'core.quotePath=false'];
     const touched = new Set(diff.files.flatMap((f) => (f.oldPath ? [f.oldPath, f.path] : [f.path])));
-    const paths = [...touched];
+    const removed = new Set(diff.files.flatMap((f) => (f.oldPath ? [f.oldPath] : f.newMode === undefined ? [f.path] : [])));
+    // A file the diff turns into a directory, or the other way round, has a directory in the target.
+    const paths = target.hostRoot === undefined ? [...touched] : await stageablePaths(target.hostRoot, [...touched], removed);
     const applyArgs = (excludes: string[]) => [...base, 'apply', '--3way', '--whitespace=nowarn', ...excludes, patchFile];
     let out: GitOutput;
     if (!diff.files.some((f) => f.status === 'deleted' || f.status === 'renamed')) {

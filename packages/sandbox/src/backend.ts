@@ -82,6 +82,8 @@ export interface CommandSpec {
   network?: boolean;
   /** A pipe for standard input instead of /dev/null (see ExecOptions.stdin). */
   stdin?: boolean;
+  /** The sandbox's storage is over its disk limit: no file may grow (RLIMIT_FSIZE 0), see disk-watch.ts. */
+  noFileGrowth?: boolean;
 }
 
 /** One sandbox as a backend sees it. Callers serialise structural changes (see Sandbox). */
@@ -104,10 +106,19 @@ export interface BackendSandbox {
   /** Starts a shell command in the merged view, as leader of a new process group. */
   spawn(spec: CommandSpec): Promise<SpawnedCommand>;
   /**
-   * Trees before and after this sandbox's own changes (or all changes since the snapshot), and
-   * the directories holding a nested git repository met on the way (their files are in neither).
+   * Trees before and after this sandbox's own changes (or all changes since the snapshot), the
+   * directories holding a nested git repository met on the way, and the paths too long to be
+   * read (see long-paths.ts, reported as tooLongPrefix gives them): neither tree has their files.
    */
-  changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos?: readonly string[] }>;
+  changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos?: readonly string[]; tooLong?: readonly string[] }>;
+  /**
+   * Bytes of disk this sandbox's own storage takes now: what its commands and writes added (its
+   * upper layers, or its copy's growth), not what it shares with the base or its parent. Weighed
+   * against `diskLimitBytes` (see disk-watch.ts); absent where it cannot be told.
+   */
+  storageBytes?(): Promise<number>;
+  /** The most `storageBytes` may reach (sandbox.limits.diskMB). */
+  readonly diskLimitBytes?: number;
   /**
    * A stamp of the merged view (see view-stamp.ts): two taken with the same `since` are equal
    * only if nothing in the view changed in between. Undefined where it cannot be told cheaply

@@ -11,13 +11,27 @@ const GIB = 1024 ** 3;
 /**
  * Defaults that stop a fork bomb, a runaway allocation or a file filling the disk without getting
  * in the way of builds and test runners (which run dozens of processes with many threads each).
+ * The disk limit leaves room for a dependency install and a build's output in every sandbox.
  */
 export function resolveLimits(opts: CommandLimits = {}, totalMemory = os.totalmem()): ResolvedLimits {
   return {
     processes: opts.processes ?? 1024,
     memoryBytes: opts.memoryBytes ?? Math.min(8 * GIB, Math.max(GIB, Math.floor(totalMemory / 2))),
     fileSizeBytes: opts.fileSizeBytes ?? 4 * GIB,
+    diskBytes: opts.diskBytes ?? 10 * GIB,
   };
+}
+
+/**
+ * Size of each of a sandbox's two memory-backed filesystems, /tmp and /dev/shm: a quarter of the
+ * memory limit. They live as long as the sandbox, and what a command leaves in them outlives its
+ * cgroup (the pages stay charged to a cgroup that is gone), so this cap is what bounds them: a
+ * sandbox keeps at most half its memory limit there between commands. While a command runs, what
+ * it writes there also counts toward its own memory limit.
+ */
+export function scratchBytes(l: ResolvedLimits): number {
+  // Never 0, which would be no limit at all to tmpfs.
+  return Math.max(1024 * 1024, Math.floor(l.memoryBytes / 4));
 }
 
 /**

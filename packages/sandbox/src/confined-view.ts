@@ -1,6 +1,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { CoveredDirs } from './covered-dirs.js';
 
 /**
  * Credential locations under the user's home that no command may read. Directories are covered
@@ -89,6 +90,8 @@ export interface ViewSpec {
   stateDir: string;
   /** Credential locations to cover. */
   hidden: readonly HiddenPath[];
+  /** The home and the socket directories, covered, and what of them is shown again (covered-dirs.ts). */
+  covered?: CoveredDirs;
   /** Re-exposed read-only after /tmp and the state dir are covered (the repository, session objects). */
   readOnly: readonly string[];
   /** This program's own files to keep visible (see SessionContainment.programPaths), read-only. */
@@ -101,23 +104,29 @@ export interface ViewSpec {
   storageReadOnly?: readonly string[];
   /** False: the holder (and every command joining it) gets a network namespace with only loopback. */
   network: boolean;
+  /** Size of /tmp and of /dev/shm each, in bytes (see scratchBytes in command-limits.ts). */
+  scratchBytes: number;
 }
 
 /**
  * bubblewrap arguments that build the holder's view, in order: the whole machine read-only, a
- * minimal /dev, the holder's own /proc, a private /tmp, the user's writable paths, the repository
- * read-only, the state dir covered, the sandbox's own storage put back, then the credentials
- * covered. Later mounts win, so the order is the policy.
+ * minimal /dev, the holder's own /proc, a private /tmp, the home and socket directories covered
+ * (toolchains shown again), the user's writable paths, the repository read-only, the state dir
+ * covered, the sandbox's own storage put back, then the credentials covered. Later mounts win, so the order is the policy.
  */
 export function holderBwrapArgs(spec: ViewSpec): string[] {
   const args = [
     ...(spec.userns ? ['--unshare-user', '--uid', '0', '--gid', '0'] : []),
     '--ro-bind', '/', '/',
     '--dev', '/dev',
-    '--tmpfs', '/dev/shm',
+    '--size', String(spec.scratchBytes), '--tmpfs', '/dev/shm',
     '--proc', '/proc',
-    '--tmpfs', '/tmp',
+    '--size', String(spec.scratchBytes), '--tmpfs', '/tmp',
   ];
+  // Before everything else is mounted again inside them (the repository, the state dir, this
+  // program, the user's writable paths): empty, read-only once all of that is in place (below).
+  for (const d of spec.covered?.dirs ?? []) args.push('--tmpfs', d);
+  for (const p of spec.covered?.keep ?? []) args.push('--ro-bind', p, p);
   for (const p of spec.programPaths ?? []) args.push('--ro-bind', p, p);
   // The user's writable paths first, so that what follows wins inside them: a writable home
   // holding the repository or the state dir must not make either writable (or visible) as a whole.
@@ -128,6 +137,13 @@ export function holderBwrapArgs(spec: ViewSpec): string[] {
   for (const p of spec.storageReadOnly ?? []) args.push('--ro-bind', p, p);
   // Last, so that a writable path holding a credential location (a home made writable) still hides it.
   for (const h of spec.hidden) args.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
+  // Read-only once all that is inside them is mounted: commands could fill a tmpfs left
+  // writable (outside the /tmp and /dev/shm sizes) and keep it across commands.
+  // Not one a writable path of the user's covers whole (a writable home): the top mount there is
+  // that path's, and it stays writable.
+  for (const d of spec.covered?.dirs ?? []) if (!spec.extraWritable.some((w) => isWithin(w, d))) args.push('--remount-ro', d);
+  args.push('--remount-ro', spec.stateDir);
+  for (const h of spec.hidden) if (h.dir) args.push('--remount-ro', h.path);
   args.push('--unshare-pid', '--unshare-ipc', ...(spec.network ? [] : ['--unshare-net']));
   // The holder mounts; commands drop every capability again before they run.
   args.push('--cap-add', 'ALL', '--die-with-parent');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveLimits, type ResolvedLimits } from './command-limits.js';
 import { hiddenPaths, type HiddenPath } from './confined-view.js';
+import { coveredDirs, defaultHome, type CoveredDirs } from './covered-dirs.js';
 import { SandboxError } from './errors.js';
 import { startNetworkProxy, type NetworkProxy } from './network-proxy.js';
 import type { ProxyPolicy } from './proxy-policy.js';
@@ -11,7 +12,7 @@ import type { ProxyPolicy } from './proxy-policy.js';
 /**
  * What a sandbox's commands may reach beyond the sandbox's own view of the repository. The
  * defaults hold against a hostile command: the rest of the machine read-only, a private /tmp,
- * credential locations hidden, no network, bounded processes, memory and file size.
+ * credential locations hidden, no network, bounded processes, memory, file size and disk.
  */
 export interface ContainmentOptions {
   /**
@@ -25,6 +26,13 @@ export interface ContainmentOptions {
   writable?: readonly string[];
   /** Extra absolute paths hidden from commands (besides the built-in credential locations). */
   hidden?: readonly string[];
+  /**
+   * Absolute paths under the home (or /run) commands may read: the home is not shown to them
+   * except its toolchain locations (covered-dirs.ts) and these.
+   */
+  readable?: readonly string[];
+  /** Whose home to cover: this process's unless given (tests). */
+  home?: string;
   limits?: CommandLimits;
 }
 
@@ -35,6 +43,11 @@ export interface CommandLimits {
   memoryBytes?: number;
   /** Largest file a command may write, in bytes. */
   fileSizeBytes?: number;
+  /**
+   * The most a sandbox's own storage may take on disk, in bytes: what its commands and file
+   * writes add (see disk-watch.ts), not what it shares with the base or its parent.
+   */
+  diskBytes?: number;
 }
 
 /** ContainmentOptions made concrete for one session (defaults applied, paths checked). */
@@ -42,6 +55,8 @@ export interface SessionContainment {
   network: 'off' | 'on' | ProxyPolicy;
   writable: readonly string[];
   hidden: readonly HiddenPath[];
+  /** The home and the socket directories commands do not see, and what of them they do. */
+  covered: CoveredDirs;
   limits: ResolvedLimits;
   /** Hidden from commands as a whole: other sessions, other repositories' sandboxes. */
   stateDir: string;
@@ -58,7 +73,7 @@ export interface SessionContainment {
 }
 
 export async function resolveContainment(opts: ContainmentOptions = {}, stateDir: string): Promise<SessionContainment> {
-  for (const p of [...(opts.writable ?? []), ...(opts.hidden ?? [])]) {
+  for (const p of [...(opts.writable ?? []), ...(opts.hidden ?? []), ...(opts.readable ?? [])]) {
     if (!path.isAbsolute(p)) {
       throw new SandboxError('invalid-argument', `Containment paths must be absolute; "${p}" is not. Give the full path.`);
     }
@@ -72,20 +87,22 @@ export async function resolveContainment(opts: ContainmentOptions = {}, stateDir
     network: opts.network ?? 'off',
     writable: (opts.writable ?? []).map((p) => path.resolve(p)),
     hidden: await hiddenPaths(opts.hidden ?? []),
+    covered: coveredDirs({ home: opts.home ?? defaultHome(), readable: opts.readable ?? [], inside: [stateDir] }),
     limits: resolveLimits(opts.limits),
     stateDir,
-    programPaths: programPaths(stateDir),
+    programPaths: programPaths(stateDir, opts.home ?? defaultHome()),
   };
 }
 
 /** The topmost directory above this module that holds node_modules (the install), and Node's prefix. */
-function programPaths(stateDir: string): string[] {
+function programPaths(stateDir: string, home: string | undefined): string[] {
   let install: string | undefined;
   for (let dir = path.dirname(fileURLToPath(import.meta.url)); dir !== path.dirname(dir); dir = path.dirname(dir)) {
     if (existsSync(path.join(dir, 'node_modules'))) install = dir;
   }
   const candidates = [install, path.dirname(path.dirname(process.execPath))].filter((p): p is string => p !== undefined);
-  const covered = (p: string): boolean => [os.tmpdir(), '/tmp', stateDir].some((c) => p === c || p.startsWith(`${c}/`));
+  const coverers = [os.tmpdir(), '/tmp', stateDir, ...(home && home !== '/' ? [home] : [])];
+  const covered = (p: string): boolean => coverers.some((c) => p === c || p.startsWith(`${c}/`));
   // Paths outside what the view covers are visible as they are: binding them again could only hide
   // a writable path the user configured inside them.
   return [...new Set(candidates.filter(covered))];

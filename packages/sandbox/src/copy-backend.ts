@@ -22,18 +22,22 @@ import { rebaseCopy } from './copy-rebase.js';
 import { deltaNames } from './delta-layer.js';
 import { copyTree, pathExists, removeTree } from './fs-util.js';
 import { hostGit, text, withGitArgs, type GitRunner } from './git.js';
+import { childStdio } from './inherited-fds.js';
+import { tooLongInGitWarnings } from './long-paths.js';
 import { addAllButNestedRepos } from './nested-repos.js';
 import { EXCLUDE_PARTIAL_WRITES } from './partial-write.js';
 import { bwrapUnavailable } from './bwrap-probe.js';
-import { commandCgroup } from './command-limits.js';
+import { commandCgroup, scratchBytes } from './command-limits.js';
 import type { SessionContainment } from './containment.js';
 import { proxyEnv } from './network-proxy.js';
 import { NamespaceHolder } from './ns-holder.js';
 import { killProcessesWithEnv } from './proc.js';
 import { removeUnlisted } from './registry.js';
+import { scrubGitConfig } from './git-config-scrub.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
 import { inheritedEnv } from './secret-env.js';
 import { applyToIndex, treeChanges } from './tree-changes.js';
+import { diskUsage } from './storage-usage.js';
 import { sealGit } from './trusted-git.js';
 
 /**
@@ -166,6 +170,7 @@ class CopySession implements BackendSession {
     }
     await this.writePrivateGitDir(sb.treeDir);
     sb.spawnTree = snapshot.tree;
+    sb.baseBytes = await diskUsage([sb.treeDir]);
     return sb;
   }
 
@@ -176,6 +181,7 @@ class CopySession implements BackendSession {
     await copyTree(p.treeDir, sb.treeDir);
     await copyFile(p.diffIndex, sb.diffIndex);
     sb.spawnTree = await sb.currentTree();
+    sb.baseBytes = await diskUsage([sb.treeDir]);
     return sb;
   }
 
@@ -239,6 +245,8 @@ class CopySession implements BackendSession {
         lost.set(name, 'its copy is missing');
       } else {
         sb.spawnTree = spawnTree;
+        const baseBytes = (state as { baseBytes?: unknown }).baseBytes;
+        if (typeof baseBytes === 'number') sb.baseBytes = baseBytes;
         sandboxes.set(name, sb);
       }
     }
@@ -261,7 +269,8 @@ class CopySession implements BackendSession {
     const alternates = [path.join(repo.commonDir, 'objects'), objectsDir, ...inherited.split('\n')].filter(Boolean);
     await writeFile(path.join(dotGit, 'objects', 'info', 'alternates'), alternates.join('\n') + '\n');
     await writeFile(path.join(dotGit, 'HEAD'), `${snapshot.commit}\n`);
-    await copyFile(path.join(repo.commonDir, 'config'), path.join(dotGit, 'config'));
+    // Without the credentials a remote URL may hold (git-config-scrub.ts).
+    await writeFile(path.join(dotGit, 'config'), scrubGitConfig(await readFile(path.join(repo.commonDir, 'config'), 'utf8')));
     for (const [k, v] of [
       ['core.bare', 'false'],
       ['core.checkStat', 'minimal'],
@@ -290,6 +299,11 @@ class CopySandbox implements BackendSandbox {
   readonly diffIndex: string;
   /** Tree of the view it was created on: what diff({ since: 'spawn' }) compares against. */
   spawnTree: string | undefined;
+  /**
+   * What the copy took on disk when it was made (storageBytes counts its growth since); measured
+   * at the first storageBytes() for a copy saved before this was recorded.
+   */
+  baseBytes: number | undefined;
   private holder: NamespaceHolder | undefined;
   private starting: Promise<NamespaceHolder> | undefined;
 
@@ -329,6 +343,7 @@ class CopySandbox implements BackendSandbox {
           userns: process.getuid?.() !== 0,
           stateDir: c.stateDir,
           hidden: c.hidden,
+          covered: c.covered,
           readOnly: [...new Set([repo.root, repo.commonDir])],
           // Our git in the view reads the session's own git dir.
           storageReadOnly: [this.ctx.plumbingGitDir],
@@ -340,6 +355,7 @@ class CopySandbox implements BackendSandbox {
           // a symlink where this process (rebase, the sandbox's git state) finds the copy.
           writable: [this.dir, this.treeDir, objectsDir, tmpDir],
           network: c.network === 'on',
+          scratchBytes: scratchBytes(c.limits),
         },
         cwd: this.dir,
         commandReadOnly: [objectsDir, this.diffIndex],
@@ -374,15 +390,15 @@ class CopySandbox implements BackendSandbox {
       const [file, ...args] = holder.commandArgv({
         wd: path.join(this.treeDir, spec.cwd),
         command: spec.command,
-        limits,
+        limits: spec.noFileGrowth ? { ...limits, fileSizeBytes: 0 } : limits,
         cgroup,
         network: spec.network ?? false,
       });
       const env = this.confinement.proxySocket && !spec.network ? { ...spec.env, ...proxyEnv() } : spec.env;
-      const child = spawn(file, args, { env, detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+      const child = spawn(file, args, { env, detached: true, stdio: childStdio([spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']) });
       return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
     }
-    const opts: SpawnOptions = { cwd: path.join(this.treeDir, spec.cwd), detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] };
+    const opts: SpawnOptions = { cwd: path.join(this.treeDir, spec.cwd), detached: true, stdio: childStdio([spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']) };
     if (this.containment === 'pid-namespace') {
       const [file, ...args] = pidNamespacePrefix();
       return { child: spawn(file, [...args, '/bin/sh', '-c', spec.command], { ...opts, env: spec.env }), namespaceInit: true };
@@ -395,8 +411,25 @@ class CopySandbox implements BackendSandbox {
     };
   }
 
+  get diskLimitBytes(): number {
+    return this.confinement.limits.diskBytes;
+  }
+
+  /**
+   * How much the copy grew since it was made. Measured as root of the holder's user namespace
+   * while the holder runs (a directory a command made unreadable is counted too); never starts one.
+   */
+  async storageBytes(): Promise<number> {
+    const holder = this.holder?.alive ? this.holder : undefined;
+    const now = await diskUsage([this.treeDir], holder?.ownerArgv());
+    this.baseBytes ??= now;
+    return Math.max(0, now - this.baseBytes);
+  }
+
   /** Nested repositories the last currentTree() left out. */
   private nestedRepos: string[] = [];
+  /** Paths too long for the last currentTree() to read (see long-paths.ts). */
+  private tooLong: string[] = [];
 
   /**
    * Tree of the copy as it is now; the private diff index keeps this O(changed files) to hash.
@@ -411,13 +444,15 @@ class CopySandbox implements BackendSandbox {
       const [all, o] = withGitArgs(base, args, opts);
       return sealed(all, { ...o, cwd: this.treeDir, env });
     };
-    this.nestedRepos = await addAllButNestedRepos(git, ['.', EXCLUDE_PARTIAL_WRITES]);
+    const added = await addAllButNestedRepos(git, ['.', EXCLUDE_PARTIAL_WRITES]);
+    this.nestedRepos = added.repos;
+    this.tooLong = tooLongInGitWarnings(added.stderr);
     return text(await git(['write-tree'], { env }));
   }
 
-  async changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos: string[] }> {
+  async changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos: string[]; tooLong: string[] }> {
     const from = since === 'snapshot' ? this.ctx.snapshot.tree : this.spawnTree!;
-    return { from, to: await this.currentTree(), nestedRepos: this.nestedRepos };
+    return { from, to: await this.currentTree(), nestedRepos: this.nestedRepos, tooLong: this.tooLong };
   }
 
   async release(): Promise<void> {
@@ -428,7 +463,7 @@ class CopySandbox implements BackendSandbox {
   }
 
   saveState(): unknown {
-    return { spawnTree: this.spawnTree };
+    return { spawnTree: this.spawnTree, ...(this.baseBytes !== undefined ? { baseBytes: this.baseBytes } : {}) };
   }
 
   async destroy(): Promise<void> {

@@ -24,6 +24,8 @@ export type SandboxErrorCode =
   | 'bad-patch'
   /** The caller's AbortSignal stopped a wait (e.g. a base refresh waiting for commands to end). */
   | 'aborted'
+  /** A write would take the sandbox's storage over its disk limit (see DiskLimitError). */
+  | 'disk-limit'
   | 'internal';
 
 export class SandboxError extends Error {

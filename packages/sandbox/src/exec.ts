@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { SandboxError } from './errors.js';
-import { inheritedEnv } from './secret-env.js';
+import { commandBaseEnv } from './secret-env.js';
 
 export interface ExecOptions {
   /**
@@ -33,6 +33,11 @@ export interface ExecResult {
   signal: NodeJS.Signals | null;
   /** True when the command was stopped through the abort signal or kill(). */
   cancelled: boolean;
+  /**
+   * Set when the sandbox's storage was over its disk limit during the command (it was stopped, or
+   * could grow no file, or it took the storage over): what happened and what to do (disk-watch.ts).
+   */
+  diskLimit?: string;
 }
 
 export interface ExecProcess {
@@ -52,8 +57,9 @@ export interface ExecProcess {
   unref(): void;
 }
 
+/** A command's environment: the allowlisted part of ours (commandBaseEnv) with `extra` on top. */
 export function mergeEnv(extra: ExecOptions['env']): Record<string, string> {
-  const env = inheritedEnv();
+  const env = commandBaseEnv();
   for (const [k, v] of Object.entries(extra ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;

@@ -10,14 +10,30 @@ import { inheritedEnv } from './secret-env.js';
  */
 export async function removeTree(dir: string): Promise<void> {
   try {
-    await rm(dir, { recursive: true, force: true });
+    await removeAll(dir);
     return;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EACCES' && code !== 'EPERM' && code !== 'ENOTEMPTY') throw err;
   }
   await makeOwnerWritable(dir);
-  await rm(dir, { recursive: true, force: true });
+  await removeAll(dir);
+}
+
+/**
+ * Node names each entry by its whole path, which the kernel refuses past PATH_MAX: a tree deeper
+ * than that (a command can make one, `mkdir -p` goes a step at a time) is removed by rm(1), which
+ * walks it from descriptor to descriptor.
+ */
+async function removeAll(dir: string): Promise<void> {
+  try {
+    await rm(dir, { recursive: true, force: true });
+    return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENAMETOOLONG') throw err;
+  }
+  const r = await runProcess('rm', ['-rf', '--', dir], { env: inheritedEnv() });
+  if (r.exitCode !== 0) throw new Error(`rm -rf ${dir} failed: ${r.error?.message ?? r.stderr.toString().trim()}`);
 }
 
 async function makeOwnerWritable(dir: string): Promise<void> {

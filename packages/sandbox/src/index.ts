@@ -51,3 +51,4 @@ export {
   type SandboxErrorCode,
 } from './errors.js';
 export { resolveLimits } from './command-limits.js';
+export { DiskLimitError } from './disk-watch.js';

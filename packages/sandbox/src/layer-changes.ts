@@ -1,4 +1,5 @@
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { tooLongPrefix } from './long-paths.js';
 import { escapedName, fsPath } from './utf8-names.js';
 
 export interface ChangeScan {
@@ -10,6 +11,11 @@ export interface ChangeScan {
   merged: string;
   /** Repo-relative paths to leave out with everything below them (.git, node_modules). */
   excluded: (rel: string) => boolean;
+  /**
+   * Told what to report (see tooLongPrefix) for each path too long to be carried: it is neither
+   * read nor listed, and neither is anything below it.
+   */
+  tooLong: (prefix: string) => void;
 }
 
 type Kind = 'dir' | 'file' | 'missing';
@@ -33,6 +39,18 @@ export async function names(dir: string | Buffer): Promise<string[]> {
   return (await readdir(dir, { encoding: 'buffer' })).map(escapedName);
 }
 
+/**
+ * Whether `rel` is too long to be carried; if so, reported (see ChangeScan.tooLong). Checked
+ * before a path is looked at: the kernel refuses the longest, and a walk that went on would meet
+ * each directory of a deep chain once per directory above it.
+ */
+function skipTooLong(scan: Pick<ChangeScan, 'tooLong'>, rel: string, isDir: boolean): boolean {
+  const prefix = tooLongPrefix(rel);
+  if (prefix === undefined) return false;
+  scan.tooLong(prefix === rel && isDir ? `${rel}/` : prefix);
+  return true;
+}
+
 /** names(), each with whether it is a directory; an unreadable directory has none. */
 async function entries(dir: string | Buffer): Promise<Array<{ name: string; isDir: boolean }>> {
   const plain = await readdir(dir, { withFileTypes: true }).catch(() => []);
@@ -51,13 +69,13 @@ async function entries(dir: string | Buffer): Promise<Array<{ name: string; isDi
 export async function changedFiles(scan: ChangeScan): Promise<string[]> {
   const candDirs = new Set<string>();
   const candOther = new Set<string>();
-  for (const layer of scan.ownLayers) await collectCandidates(layer, '', scan.excluded, candDirs, candOther);
+  for (const layer of scan.ownLayers) await collectCandidates(layer, '', scan, candDirs, candOther);
 
   const changed = new Set<string>();
   const addAllUnder = async (root: string, rel: string): Promise<void> => {
     if (scan.excluded(rel)) return;
     const st = await lstat(fsPath(root, rel)).catch(() => undefined);
-    if (!st) return;
+    if (skipTooLong(scan, rel, st?.isDirectory() === true) || !st) return;
     if (!st.isDirectory()) {
       changed.add(rel);
       return;
@@ -65,7 +83,16 @@ export async function changedFiles(scan: ChangeScan): Promise<string[]> {
     for (const name of await names(fsPath(root, rel))) await addAllUnder(root, join(rel, name));
   };
 
+  // Directories whose whole content, in both views, is already among the changes (walked whole
+  // here, or below one that was): their candidates would only be walked again. Candidates come
+  // after their parent directories (the walk that found them passed through those).
+  const walkedWhole = new Set<string>();
+  const parentWalked = (p: string): boolean => p !== '' && walkedWhole.has(p.slice(0, Math.max(0, p.lastIndexOf('/'))));
   for (const d of candDirs) {
+    if (parentWalked(d)) {
+      walkedWhole.add(d);
+      continue;
+    }
     const [lo, me] = await Promise.all([kind(fsPath(scan.lower, d)), kind(fsPath(scan.merged, d))]);
     if (lo === 'dir' && me === 'dir') {
       const [loNames, meNames] = await Promise.all([names(fsPath(scan.lower, d)), names(fsPath(scan.merged, d))]);
@@ -80,8 +107,10 @@ export async function changedFiles(scan: ChangeScan): Promise<string[]> {
     }
     await addAllUnder(scan.lower, d);
     await addAllUnder(scan.merged, d);
+    walkedWhole.add(d);
   }
   for (const f of candOther) {
+    if (parentWalked(f)) continue;
     await addAllUnder(scan.lower, f);
     await addAllUnder(scan.merged, f);
   }
@@ -106,7 +135,7 @@ async function isSpecial(p: string | Buffer): Promise<boolean> {
 async function collectCandidates(
   layerRoot: string,
   rel: string,
-  excluded: (rel: string) => boolean,
+  scan: Pick<ChangeScan, 'excluded' | 'tooLong'>,
   dirs: Set<string>,
   others: Set<string>,
 ): Promise<void> {
@@ -115,8 +144,8 @@ async function collectCandidates(
   dirs.add(rel);
   for (const e of found) {
     const p = join(rel, e.name);
-    if (excluded(p)) continue;
-    if (e.isDir) await collectCandidates(layerRoot, p, excluded, dirs, others);
+    if (scan.excluded(p) || skipTooLong(scan, p, e.isDir)) continue;
+    if (e.isDir) await collectCandidates(layerRoot, p, scan, dirs, others);
     else others.add(p);
   }
 }

@@ -38,9 +38,9 @@ export async function reposAbove(root: string, paths: readonly string[]): Promis
   const found = new Set<string>();
   await Promise.all(
     paths.map(async (p) => {
-      const parts = p.split('/');
-      for (let i = 1; i < parts.length; i++) {
-        const dir = parts.slice(0, i).join('/');
+      // Slices of the path, not joins of its parts: it may be a thousand directories deep.
+      for (let at = p.indexOf('/'); at > 0; at = p.indexOf('/', at + 1)) {
+        const dir = p.slice(0, at);
         const isDir = await memo(realDir, dir, async () => (await lstat(path.join(root, dir)).catch(() => undefined))?.isDirectory() === true);
         if (!isDir) return;
         if (await memo(hasGit, dir, async () => (await lstat(path.join(root, dir, '.git')).catch(() => undefined)) !== undefined)) {
@@ -58,17 +58,18 @@ export type BoundGit = (args: readonly string[], opts?: GitRunOptions) => Promis
 
 /**
  * `git add -A` over `pathspec`, leaving out nested repositories when git refuses one (a
- * repository without a commit makes the whole add fail). Returns the directories left out.
+ * repository without a commit makes the whole add fail). Returns the directories left out, and
+ * the stderr of the add that was made (its warnings name what it could not read and skipped).
  * The common case, no nested repository without commits, costs the one add it always did.
  */
-export async function addAllButNestedRepos(git: BoundGit, pathspec: readonly string[]): Promise<string[]> {
+export async function addAllButNestedRepos(git: BoundGit, pathspec: readonly string[]): Promise<{ repos: string[]; stderr: string }> {
   const args = ['add', '-A', '--', ...pathspec];
   const first = await git(args, { okExitCodes: [128] });
-  if (first.exitCode === 0) return [];
+  if (first.exitCode === 0) return { repos: [], stderr: first.stderr };
   if (!/does not have a commit checked out/.test(first.stderr)) throw new GitError(args, first.stderr, first.exitCode);
   // Untracked nested repositories are listed as "dir/"; everything else `add` would take as files.
   const listed = nulFields((await git(['ls-files', '-o', '-z', '--exclude-standard', '--', ...pathspec])).stdout);
   const repos = listed.filter((p) => p.endsWith('/')).map((p) => p.slice(0, -1));
-  await git([...args, ...repos.map((r) => `:(exclude,literal)${r}`)]);
-  return repos;
+  const second = await git([...args, ...repos.map((r) => `:(exclude,literal)${r}`)]);
+  return { repos, stderr: second.stderr };
 }

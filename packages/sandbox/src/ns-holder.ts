@@ -6,6 +6,7 @@ import { joinCgroupArgs, prlimitArgs, type CommandCgroup, type ResolvedLimits } 
 import { holderBwrapArgs, type ViewSpec } from './confined-view.js';
 import { SandboxError } from './errors.js';
 import { makeGitRunner, type GitRunner } from './git.js';
+import { childStdio } from './inherited-fds.js';
 import { PROXY_BRIDGE, PROXY_PORT } from './network-proxy.js';
 import { killQuietly, processStart } from './proc.js';
 import { procMaskArgs } from './proc-masks.js';
@@ -124,7 +125,7 @@ export class NamespaceHolder {
       cwd: plan.cwd,
       env: { ...inheritedEnv(), ...bridge, ...anchors },
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      stdio: childStdio(['ignore', 'pipe', 'pipe', 'pipe']),
     });
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -283,6 +284,18 @@ export class NamespaceHolder {
         opts.cwd ?? '/',
         '--',
       ])(args, { ...opts, cwd: undefined });
+  }
+
+  /**
+   * argv prefix that runs a program as root of the holder's user namespace, on the host's
+   * mounts: it may read every file of the sandbox's storage whatever mode a command gave it (a
+   * directory made 000 hides nothing from storage-usage.ts). Empty where the holder has no user
+   * namespace: this process is root already.
+   */
+  ownerArgv(): string[] {
+    // Our own uid is that namespace's root: kept as it is (nsenter would otherwise call
+    // setgroups, which bubblewrap denies there), it gets root's capabilities across exec.
+    return this.userns ? ['nsenter', '-t', String(this.initPid), '--user', '--preserve-credentials', '--'] : [];
   }
 
   get alive(): boolean {

@@ -35,15 +35,18 @@ import {
   spawnLowers,
   type LayerStack,
 } from './layer-stack.js';
-import { commandCgroup } from './command-limits.js';
+import { commandCgroup, scratchBytes } from './command-limits.js';
 import type { SessionContainment } from './containment.js';
 import { proxyEnv } from './network-proxy.js';
+import { childStdio } from './inherited-fds.js';
 import { NamespaceHolder } from './ns-holder.js';
 import { overlaySetup, REAL_OBJECTS_DIR, SNAPSHOT_VIEW_DIR, type OverlayMode } from './overlay-mounts.js';
 import { probeOverlay } from './overlay-probe.js';
 import { isPartialWrite } from './partial-write.js';
+import { diskUsage } from './storage-usage.js';
 import { removeUnlisted } from './registry.js';
 import { RwLock } from './rw-lock.js';
+import { scrubGitConfig } from './git-config-scrub.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
 import { sealGit } from './trusted-git.js';
 import { fsPath } from './utf8-names.js';
@@ -246,6 +249,10 @@ class OverlaySession implements BackendSession {
       // The user's repository borrows no objects.
     }
     writeFileSync(path.join(upper, 'objects', 'info', 'alternates'), [...inherited.split('\n').filter(Boolean), objectsDir].join('\n') + '\n');
+    // Over the user's config in the view, only where it holds a credential (git-config-scrub.ts).
+    const config = readFileSync(path.join(repo.commonDir, 'config'), 'utf8');
+    const scrubbed = scrubGitConfig(config);
+    if (scrubbed !== config) writeFileSync(path.join(upper, 'config'), scrubbed);
   }
 }
 
@@ -319,12 +326,14 @@ class OverlaySandbox implements BackendSandbox {
           userns: this.mode === 'userns',
           stateDir: this.containment.stateDir,
           hidden: this.containment.hidden,
+          covered: this.containment.covered,
           // Put back what /tmp or the state dir may cover: the mount point and the lowers.
           readOnly: [...new Set([repo.root, repo.commonDir])],
           programPaths: this.containment.programPaths,
           extraWritable: this.containment.writable,
           writable: [sessionDir],
           network: this.containment.network === 'on',
+          scratchBytes: scratchBytes(this.containment.limits),
         },
         setup: overlaySetup(this.mode, {
           sessionDir,
@@ -384,13 +393,29 @@ class OverlaySandbox implements BackendSandbox {
     const [file, ...args] = holder.commandArgv({
       wd: path.join(this.ctx.repo.root, spec.cwd),
       command: spec.command,
-      limits,
+      limits: spec.noFileGrowth ? { ...limits, fileSizeBytes: 0 } : limits,
       cgroup,
       network: spec.network ?? false,
     });
     const env = this.containment.proxySocket && !spec.network ? { ...spec.env, ...proxyEnv() } : spec.env;
-    const child = spawn(file, args, { env, detached: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, { env, detached: true, stdio: childStdio([spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']) });
     return { child, namespaceInit: true, initDepth: 2, ...(cgroup ? { reap: () => cgroup.remove() } : {}) };
+  }
+
+  get diskLimitBytes(): number {
+    return this.containment.limits.diskBytes;
+  }
+
+  /**
+   * Its uppers and the layers frozen from it: everything it wrote, and nothing it shares with
+   * its parent or the base. Measured as root of the holder's user namespace while the holder runs
+   * (a directory a command made unreadable is counted too); never starts one.
+   */
+  storageBytes(): Promise<number> {
+    const uppers = ['upper', 'git/upper', ...this.ctx.heavyDirs.map((_, i) => `nm${i}/upper`)].map((u) => path.join(this.dir, u));
+    const frozen = this.stack.frozen.slice(0, this.stack.own).map((l) => path.join(this.ctx.sessionDir, l));
+    const holder = this.holder?.alive ? this.holder : undefined;
+    return diskUsage([...uppers, ...frozen], holder?.ownerArgv());
   }
 
   async viewStamp(since?: ViewStamp): Promise<ViewStamp | undefined> {
@@ -398,7 +423,7 @@ class OverlaySandbox implements BackendSandbox {
     return stampUpper(this.upperDir, holder.hostPath(this.ctx.repo.root), since);
   }
 
-  async changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos: string[] }> {
+  async changeTrees(since: DiffSince): Promise<{ from: string; to: string; nestedRepos: string[]; tooLong: string[] }> {
     const holder = await this.ensureHolder();
     const { sessionDir, repo, heavyDirs } = this.ctx;
     const ownFrozen = since === 'snapshot' ? this.stack.frozen : this.stack.frozen.slice(0, this.stack.own);
@@ -408,17 +433,22 @@ class OverlaySandbox implements BackendSandbox {
       rel.startsWith('.git/') ||
       heavyDirs.some((d) => rel === d || rel.startsWith(`${d}/`)) ||
       isPartialWrite(rel);
+    const tooLong = new Set<string>();
     const paths = await changedFiles({
       ownLayers: [this.upperDir, ...ownFrozen.map((l) => path.join(sessionDir, l))],
       lower: holder.hostPath(lowerInNs),
       merged: holder.hostPath(repo.root),
       excluded,
+      tooLong: (p) => tooLong.add(p),
     });
     // Inside the namespace `<repo>/.git` is the sandbox's own, which commands configure: the
     // session's git dir is named instead, and no other config is read. Paths inside a nested
     // repository's .git never reach a tree (git refuses them): named here.
-    const trees = await buildTrees(this.ctx, sealGit(this.nsGit(holder), this.ctx.plumbingGitDir), paths, lowerInNs, repo.root, holder.hostPath(repo.root));
-    return { ...trees, nestedRepos: nestedRepoDirs(paths) };
+    const trees = await buildTrees(this.ctx, sealGit(this.nsGit(holder), this.ctx.plumbingGitDir), paths, lowerInNs, repo.root, {
+      lower: holder.hostPath(lowerInNs),
+      merged: holder.hostPath(repo.root),
+    });
+    return { ...trees, nestedRepos: nestedRepoDirs(paths), tooLong: [...tooLong] };
   }
 
   /**

@@ -14,7 +14,7 @@ describe.skipIf(reason !== undefined)(`overlay-userns backend${reason === undefi
 // The backend exists for users who are not root, so as root (CI) the same suite also runs, in a
 // child vitest, as a freshly created unprivileged user.
 if (process.getuid?.() === 0 && process.env.IC_SANDBOX_INNER_RUN !== '1') {
-  it('passes the same suite as an unprivileged user', { timeout: 300_000 }, async () => {
+  it('passes the same suite as an unprivileged user', { timeout: 600_000 }, async () => {
     const outcome = await runSuiteAsUnprivilegedUser('src/overlay-userns-backend.test.ts');
     // As root the unprivileged user can always be made; not running is a failure, not a skip.
     expect(outcome.skipped, 'the suite did not run as an unprivileged user').toBeUndefined();

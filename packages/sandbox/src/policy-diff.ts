@@ -8,7 +8,7 @@ import { diffTrees, type SandboxDiff } from './diff.js';
 import { nulFields, text, type GitRunner } from './git.js';
 import { sealedGit } from './trusted-git.js';
 import { reposAbove } from './nested-repos.js';
-import { ignoredInWorkingTree } from './user-ignored.js';
+import { workingTreeFactsOf, type WorkingTreeFacts } from './working-tree-facts.js';
 import { diffFacts, NO_MODE, type RawChange } from './raw-changes.js';
 import { hasOddBytes, nameBytes } from './utf8-names.js';
 
@@ -24,6 +24,8 @@ export interface PolicyDiffRequest {
   to: string;
   /** Nested repositories the backend met among the sandbox's changes (their files are not in `to`). */
   nestedRepos?: readonly string[];
+  /** Paths the backend found too long to read (see long-paths.ts; their files are not in `to`). */
+  tooLong?: readonly string[];
   /** The sandbox's merged view, which `to` was taken from. */
   view: {
     /** Host path of it, to look for `.git` above changed paths. */
@@ -54,11 +56,6 @@ export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): P
   const { sizes, patch } = facts;
   const raw = splitRenamesToUtf8(facts.raw);
   const newLinks = await linkTargets(ctx, raw);
-  const [links, nestedRepos, userIgnored] = await Promise.all([
-    linksOnTheWay(ctx, req.to, newLinks),
-    nestedReposOf(ctx, req, raw),
-    req.workingTree === undefined ? undefined : ignoredInWorkingTree(ctx, req.workingTree, raw.filter(isCreation).map((c) => c.path)),
-  ]);
   const candidates = raw.map((c): Candidate => {
     const change: Candidate = { raw: c, path: c.path };
     if (c.oldPath !== undefined) change.oldPath = c.oldPath;
@@ -72,26 +69,41 @@ export async function policyDiff(ctx: SessionContext, req: PolicyDiffRequest): P
     if (target !== undefined) change.linkTarget = target;
     return change;
   });
-  const { dropped, omitted } = classifyChanges(candidates, { nestedRepos, links, ...(userIgnored ? { userIgnored } : {}) }, req.policy);
+  const [links, nestedRepos, tooLong, treeFacts] = await Promise.all([
+    linksOnTheWay(ctx, req.to, newLinks),
+    nestedReposOf(ctx, req, raw),
+    tooLongNotIgnored(ctx, req),
+    req.workingTree === undefined ? undefined : workingTreeFactsOf(ctx, req.workingTree, candidates),
+  ]);
+  const { dropped, omitted } = classifyChanges(candidates, { nestedRepos, links, tooLong, ...treeFacts }, req.policy);
   const made = await madeDiff(ctx, req, raw, dropped, omitted, patch);
-  if (req.workingTree !== undefined) {
-    workingTreeFacts.set(made, { workingTree: req.workingTree, created: raw.filter(isCreation).map((c) => c.path), ignored: userIgnored ?? new Set() });
+  if (req.workingTree !== undefined && treeFacts !== undefined) {
+    workingTreeFacts.set(made, { workingTree: req.workingTree, changes: candidates, facts: treeFacts });
   }
   return made;
 }
 
-/** What a diff for the user's working tree took from it: the files it ignores among those the diff creates. */
-const workingTreeFacts = new WeakMap<SandboxDiff, { workingTree: string; created: string[]; ignored: ReadonlySet<string> }>();
+/** What a diff for the user's working tree took from it, to tell later whether it still holds. */
+interface TreeFacts {
+  workingTree: string;
+  changes: readonly PolicyChange[];
+  facts: WorkingTreeFacts;
+}
+
+const workingTreeFacts = new WeakMap<SandboxDiff, TreeFacts>();
 
 /**
  * Whether a diff made for the working tree earlier would be made the same now, as far as the tree
- * goes: the files it ignores among those the diff creates are still the same (see OmitRule).
+ * goes: what workingTreeFactsOf found then it finds now.
  */
 export async function stillFitsWorkingTree(ctx: SessionContext, diff: SandboxDiff): Promise<boolean> {
-  const facts = workingTreeFacts.get(diff);
-  if (!facts) return false;
-  const now = await ignoredInWorkingTree(ctx, facts.workingTree, facts.created);
-  return now.size === facts.ignored.size && [...now].every((p) => facts.ignored.has(p));
+  const before = workingTreeFacts.get(diff);
+  if (!before) return false;
+  return factsKey(await workingTreeFactsOf(ctx, before.workingTree, before.changes)) === factsKey(before.facts);
+}
+
+function factsKey(f: WorkingTreeFacts): string {
+  return JSON.stringify([[...f.userIgnored].sort(), [...f.obstacles].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
 }
 
 async function madeDiff(
@@ -123,11 +135,6 @@ function splitRenamesToUtf8(raw: readonly RawChange[]): RawChange[] {
       { letter: 'A', path: c.path, pathBytes: c.pathBytes, oldMode: NO_MODE, newMode: c.newMode, oldId: none, newId: c.newId },
     ];
   });
-}
-
-/** A path the diff brings into being: an addition or the new side of a rename. */
-function isCreation(c: RawChange): boolean {
-  return c.newMode !== NO_MODE && (c.oldMode === NO_MODE || c.oldPath !== undefined);
 }
 
 /** Targets of the symlinks the diff creates or changes, by path. */
@@ -184,6 +191,14 @@ async function nestedReposOf(ctx: SessionContext, req: PolicyDiffRequest, raw: r
   const paths = raw.flatMap((c) => (c.oldPath === undefined ? [c.path] : [c.oldPath, c.path]));
   const [fromBackend, above] = await Promise.all([notIgnoredInView(ctx, req, req.nestedRepos ?? []), reposAbove(req.view.hostRoot, paths)]);
   return new Set([...fromBackend, ...above]);
+}
+
+/** The paths the backend found too long to read, but those git ignores: like a nested repository's, left out without a word. */
+async function tooLongNotIgnored(ctx: SessionContext, req: PolicyDiffRequest): Promise<string[]> {
+  const all = req.tooLong ?? [];
+  const dir = (p: string) => p.replace(/\/$/, '');
+  const kept = new Set(await notIgnoredInView(ctx, req, all.map(dir)));
+  return all.filter((p) => kept.has(dir(p)));
 }
 
 async function notIgnoredInView(ctx: SessionContext, req: PolicyDiffRequest, dirs: readonly string[]): Promise<string[]> {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { childStdio } from './inherited-fds.js';
 
 export interface RunOptions {
   cwd?: string | undefined;
@@ -40,7 +41,7 @@ export function runProcess(file: string, args: readonly string[], opts: RunOptio
       child = spawn(file, args, {
         cwd: opts.cwd,
         env: opts.env ?? {},
-        stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        stdio: childStdio([opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']),
       });
     } catch (e) {
       resolve({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: undefined, signal: null, error: e as Error });

@@ -5,6 +5,7 @@ import { applyPatch, type ApplyResult } from './apply.js';
 import type { BackendSandbox, DiffSince, SessionContext } from './backend.js';
 import type { ViewStamp } from './view-stamp.js';
 import { deliveredTree, treeWithPatch, type Delivered } from './delivered.js';
+import { DiskWatch } from './disk-watch.js';
 import type { SandboxDiff } from './diff.js';
 import { SandboxError, SandboxPathError } from './errors.js';
 import { policyDiff, stillFitsWorkingTree } from './policy-diff.js';
@@ -61,6 +62,8 @@ export class Sandbox {
   readonly lock = new RwLock();
   private readonly running = new Set<ExecProcess>();
   private readonly fs: ViewFs;
+  /** Holds its storage to the disk limit, where the backend can measure it. */
+  private readonly disk: DiskWatch | undefined;
   private discarded = false;
   /** Counts changes to the view (see cachedDiff); a diff made at one count holds until the next. */
   private generation = 0;
@@ -84,6 +87,11 @@ export class Sandbox {
     private deliveredRecord?: Delivered,
   ) {
     this.fs = new ViewFs(() => handle.viewRoot(), [owner.ctx.repo.root, handle.commandRoot]);
+    const limitBytes = handle.diskLimitBytes;
+    this.disk =
+      handle.storageBytes && limitBytes !== undefined
+        ? new DiskWatch({ limitBytes, measure: () => handle.storageBytes!(), dir: handle.dir })
+        : undefined;
   }
 
   /**
@@ -132,25 +140,55 @@ export class Sandbox {
     return (await this.readFile(p)).toString('utf8');
   }
 
-  /** Creates or overwrites a file, creating missing parent directories. */
+  /**
+   * Creates or overwrites a file, creating missing parent directories. Refused (DiskLimitError)
+   * where it would take the sandbox's storage over its disk limit.
+   */
   writeFile(p: string, data: string | Uint8Array, opts: { mode?: number } = {}): Promise<void> {
-    return this.op(() => this.fs.writeFile(p, data, opts), { changes: true });
+    return this.op(
+      async () => {
+        await this.disk?.admit(typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength);
+        await this.fs.writeFile(p, data, opts);
+      },
+      { changes: true },
+    );
   }
 
   mkdir(p: string): Promise<void> {
-    return this.op(() => this.fs.mkdir(p), { changes: true });
+    return this.op(
+      async () => {
+        await this.disk?.admit(0);
+        await this.fs.mkdir(p);
+      },
+      { changes: true },
+    );
   }
 
+  /** Never refused for the disk limit: deleting is how a sandbox gets back under it. */
   remove(p: string, opts: { recursive?: boolean } = {}): Promise<void> {
-    return this.op(() => this.fs.remove(p, opts), { changes: true });
+    return this.op(
+      async () => {
+        await this.fs.remove(p, opts);
+        // The next command or write then starts from a figure that counts this delete.
+        if (this.disk?.over) await this.disk.recheck();
+      },
+      { changes: true },
+    );
   }
 
   rename(from: string, to: string): Promise<void> {
     return this.op(() => this.fs.rename(from, to), { changes: true });
   }
 
+  /** Refused over the disk limit: on an overlay, changing a file's mode copies the whole file up. */
   chmod(p: string, mode: number): Promise<void> {
-    return this.op(() => this.fs.chmod(p, mode), { changes: true });
+    return this.op(
+      async () => {
+        await this.disk?.admit(0);
+        await this.fs.chmod(p, mode);
+      },
+      { changes: true },
+    );
   }
 
   stat(p: string): Promise<FileStat> {
@@ -183,12 +221,16 @@ export class Sandbox {
       // Resolved like file paths: no escape through `..` or symlinks, and a clear error if missing.
       const { rel: cwd } = await this.fs.resolve(opts.cwd ?? '');
       if ((await this.fs.stat(cwd)).type !== 'dir') throw new SandboxPathError(opts.cwd ?? '', 'is not a directory');
+      // Over the disk limit a command still runs, to delete what it must, but can grow no file:
+      // a write then fails with "File too large" (SIGXFSZ ignored) instead of killing the shell.
+      const overDisk = this.disk?.over ?? false;
       const { child, ...containment } = await this.handle.spawn({
-        command,
+        command: overDisk ? `trap '' XFSZ\n${command}` : command,
         cwd,
         env: mergeEnv(opts.env),
         ...(opts.network ? { network: true } : {}),
         ...(opts.stdin ? { stdin: true } : {}),
+        ...(overDisk ? { noFileGrowth: true } : {}),
       });
       // Registered before the first await after spawn, so a discard cannot miss it.
       let proc: ExecProcess | undefined;
@@ -205,7 +247,7 @@ export class Sandbox {
         containment,
       );
       this.running.add(proc);
-      return proc;
+      return this.disk ? this.disk.watch(proc, overDisk) : proc;
     });
   }
 
@@ -306,12 +348,13 @@ export class Sandbox {
 
   private async diffNow(since: DiffSince, opts: DiffOptions, workingTree?: string): Promise<SandboxDiff> {
     const trees = await this.handle.changeTrees(since);
-    const { to, nestedRepos } = trees;
+    const { to, nestedRepos, tooLong } = trees;
     const delivered = workingTree === undefined ? undefined : deliveredTree(this.deliveredRecord, this.owner.ctx.snapshot.tree);
     return policyDiff(this.owner.ctx, {
       from: delivered ?? trees.from,
       to,
       nestedRepos: nestedRepos ?? [],
+      tooLong: tooLong ?? [],
       view: { hostRoot: await this.handle.viewRoot(), git: sealGit(await this.handle.git(), this.owner.ctx.plumbingGitDir), workTree: this.handle.commandRoot },
       policy: opts.maxFileBytes === undefined ? this.owner.policy : { ...this.owner.policy, maxFileBytes: opts.maxFileBytes },
       ...(workingTree !== undefined ? { workingTree } : {}),
@@ -337,7 +380,8 @@ export class Sandbox {
   async apply(diff: SandboxDiff): Promise<ApplyResult> {
     await refuseUnsafeChanges(this.owner.ctx, diff, this.owner.policy);
     const { ctx } = this.owner;
-    return this.op(
+    // Not refused over the disk limit (what a review accepted lands), but measured after.
+    const applied = await this.op(
       async () =>
         // Files this sandbox still has as the diff found them take the new version directly.
         (await applyDirect(ctx, this.fs, diff)) ??
@@ -347,12 +391,15 @@ export class Sandbox {
             // The session's git dir, not the sandbox's own .git: nothing a command configured there runs.
             git: sealGit(await this.handle.git(), ctx.plumbingGitDir),
             workTree: this.handle.commandRoot,
+            hostRoot: await this.handle.viewRoot(),
             label: `sandbox ${this.id}`,
           },
           diff,
         ),
       { changes: true },
     );
+    void this.disk?.recheck();
+    return applied;
   }
 
   /**
@@ -384,6 +431,7 @@ export class Sandbox {
       {
         git: userRepoGit(repo.gitDir),
         workTree: repo.root,
+        hostRoot: repo.root,
         label: `the working tree at ${repo.root}`,
       },
       patch,

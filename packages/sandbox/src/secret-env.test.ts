@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inheritedEnv, isSecretEnv, passesEnvFilter, secretFreeEnv } from './secret-env.js';
+import { commandBaseEnv, inheritedEnv, isCommandEnvName, isSecretEnv, passesEnvFilter, secretFreeEnv } from './secret-env.js';
 
 describe('isSecretEnv', () => {
   it.each([
@@ -154,6 +154,27 @@ describe('secretFreeEnv', () => {
     } finally {
       delete process.env.IC_TEST_SECRET_TOKEN;
       delete process.env.IC_TEST_PLAIN;
+    }
+  });
+
+  it('commands start from an allowlist: where things are, locale, CI and toolchain settings; nothing else, and no credential among them', () => {
+    for (const name of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TZ', 'CI', 'GITHUB_SHA', 'npm_config_registry', 'GOPATH', 'JAVA_HOME', 'CARGO_HOME', 'VIRTUAL_ENV']) {
+      expect(isCommandEnvName(name), name).toBe(true);
+    }
+    for (const name of ['SOME_SETTING', 'DATABASE_URL', 'MY_APP_KEY_ID', 'EDITOR', 'TMPDIR', 'SSH_AUTH_SOCK', 'DISPLAY']) {
+      expect(isCommandEnvName(name), name).toBe(false);
+    }
+    const set = { IC_TEST_UNLISTED: 'private setting', GITHUB_TOKEN: 'ghp_' + 'a'.repeat(36), GITHUB_SHA: 'abc123', LC_IC_TEST: 'x' };
+    Object.assign(process.env, set);
+    try {
+      const out = commandBaseEnv();
+      expect(out).not.toHaveProperty('IC_TEST_UNLISTED');
+      expect(out).not.toHaveProperty('GITHUB_TOKEN');
+      expect(out.GITHUB_SHA).toBe('abc123');
+      expect(out.LC_IC_TEST).toBe('x');
+      expect(out.PATH).toBe(process.env.PATH);
+    } finally {
+      for (const k of Object.keys(set)) delete process.env[k];
     }
   });
 });

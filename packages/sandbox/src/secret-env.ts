@@ -116,3 +116,44 @@ export function secretFreeEnv(env: NodeJS.ProcessEnv, filter: EnvFilter = {}): R
 export function inheritedEnv(): Record<string, string> {
   return secretFreeEnv(process.env);
 }
+
+/**
+ * What commands get of this process's environment: an allowlist, not everything that doesn't
+ * look like a credential (a guess that missed STRIPE_SK and CI_JOB_JWT). Where to find things and
+ * how to build: the path, the home, the user, locale, terminal, time zone, CI markers and the
+ * toolchains' own settings. The user adds names with `sandbox.envAllow`. Credential-like names
+ * and values among these still stay out.
+ */
+const COMMAND_ENV_NAMES = new Set([
+  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TZ', 'LANG', 'LANGUAGE', 'HOSTNAME',
+  'CI', 'CONTINUOUS_INTEGRATION', 'BUILD_NUMBER', 'GITLAB_CI', 'CIRCLECI', 'TRAVIS', 'BUILDKITE', 'TF_BUILD', 'JENKINS_URL',
+  'NODE_OPTIONS', 'NODE_PATH', 'NODE_ENV', 'NODE_EXTRA_CA_CERTS', 'COREPACK_HOME', 'BUN_INSTALL', 'DENO_DIR', 'DENO_INSTALL',
+  'GOPATH', 'GOROOT', 'GOBIN', 'GOFLAGS', 'GOPROXY', 'GOPRIVATE', 'GONOSUMDB', 'GONOPROXY', 'GOCACHE', 'GOMODCACHE',
+  'GOTOOLCHAIN', 'GO111MODULE', 'CGO_ENABLED', 'GOOS', 'GOARCH',
+  'PYTHONPATH', 'PYTHONHOME', 'PYTHONDONTWRITEBYTECODE', 'PYTHONUNBUFFERED', 'VIRTUAL_ENV', 'PIPX_HOME', 'PIPX_BIN_DIR',
+  'GEM_HOME', 'GEM_PATH', 'RUBYOPT',
+  'CC', 'CXX', 'CFLAGS', 'CXXFLAGS', 'CPPFLAGS', 'LDFLAGS', 'PKG_CONFIG_PATH', 'LD_LIBRARY_PATH', 'LIBRARY_PATH',
+  'CPATH', 'MAKEFLAGS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE',
+  'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME',
+]);
+
+/** Prefixes of toolchain and CI variables commands get (LC_ALL, npm_config_registry, GITHUB_SHA, …). */
+const COMMAND_ENV_PREFIXES = [
+  'LC_', 'npm_config_', 'NPM_CONFIG_', 'PNPM_', 'YARN_', 'NVM_', 'FNM_', 'VOLTA_', 'CARGO_', 'RUSTUP_', 'RUST',
+  'PYENV_', 'CONDA_', 'PIP_', 'UV_', 'POETRY_', 'JAVA_', 'JDK_', 'GRADLE_', 'MAVEN_', 'M2_', 'DOTNET_', 'RBENV_',
+  'CMAKE_', 'GITHUB_', 'RUNNER_', 'CI_',
+];
+
+/** Whether commands get `name` from this process's environment (before credentials are taken out). */
+export function isCommandEnvName(name: string): boolean {
+  return COMMAND_ENV_NAMES.has(name) || COMMAND_ENV_PREFIXES.some((p) => name.startsWith(p));
+}
+
+/** The environment every command starts from: the allowlisted, credential-free part of ours. */
+export function commandBaseEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && isCommandEnvName(k) && passesEnvFilter(k, v)) out[k] = v;
+  }
+  return out;
+}

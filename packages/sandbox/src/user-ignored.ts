@@ -1,8 +1,8 @@
-import { lstat } from 'node:fs/promises';
-import path from 'node:path';
 import type { SessionContext } from './backend.js';
 import { nulFields } from './git.js';
+import { isTooLong } from './long-paths.js';
 import { userRepoGit } from './trusted-git.js';
+import { WorkTreeShape } from './work-tree-shape.js';
 
 /**
  * Of `created` (paths a diff brings into being), those the user's working tree at `root` already
@@ -11,8 +11,13 @@ import { userRepoGit } from './trusted-git.js';
  * markers into a file the user may not even look at (`.env`).
  */
 export async function ignoredInWorkingTree(ctx: SessionContext, root: string, created: readonly string[]): Promise<Set<string>> {
+  // Looked up without following a link on the way: git refuses to check a path beyond one (and
+  // such a path is left out as 'in-the-way'); and what is where the link points is not the tree's.
+  const shape = new WorkTreeShape(root);
   const present = (
-    await Promise.all(created.map(async (p) => ((await lstat(path.join(root, p)).catch(() => undefined)) ? [p] : [])))
+    await Promise.all(
+      created.map(async (p) => (!isTooLong(p) && (await shape.blockedAt(p)) === undefined && (await shape.kind(p)) !== 'missing' ? [p] : [])),
+    )
   ).flat();
   if (present.length === 0) return new Set();
   // --no-index: the rules alone decide, whatever the user's index holds.

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { SessionContext } from './backend.js';
 import { GitError } from './errors.js';
 import { text, type GitRunner, type GitStep } from './git.js';
+import { isBehindLink, stagings } from './stageable-paths.js';
 import { addPaths, dropPaths } from './stage-paths.js';
 import { sealedGit } from './trusted-git.js';
 import { fsPath, nulList, nulNames } from './utf8-names.js';
@@ -23,12 +24,16 @@ export async function buildTrees(
   paths: readonly string[],
   lowerWorkTree: string,
   mergedWorkTree: string,
-  /** Where this process sees the merged view: the paths' sizes decide how the trees are made. */
-  mergedHost?: string,
+  /**
+   * Where this process sees both views: what each has at the paths decides which of them its tree
+   * takes from it, and the paths' sizes how the trees are made.
+   */
+  hosts?: { lower: string; merged: string },
 ): Promise<{ from: string; to: string }> {
   if (paths.length === 0) return { from: ctx.snapshot.tree, to: ctx.snapshot.tree };
-  if (mergedHost !== undefined && (await fewAndSmall(paths, mergedHost))) {
-    return buildTreesInOneStep(ctx, git, paths, lowerWorkTree, mergedWorkTree);
+  const views = await viewPaths(paths, hosts);
+  if (hosts !== undefined && (await fewAndSmall(paths, hosts.merged))) {
+    return buildTreesInOneStep(ctx, git, paths, views, lowerWorkTree, mergedWorkTree);
   }
   const pruned = path.join(ctx.tmpDir, `pruned-${randomUUID()}.index`);
   const tree = async (workTree: string, kept: readonly string[]): Promise<string> => {
@@ -49,7 +54,7 @@ export async function buildTrees(
       git([`--work-tree=${mergedWorkTree}`, 'check-ignore', '-z', '--stdin'], {
         cwd: ctx.tmpDir,
         env: { ...ctx.objectEnv, GIT_INDEX_FILE: ctx.baseIndex },
-        input: nulList(paths),
+        input: nulList(views.askIgnored),
         okExitCodes: [1],
       }),
       // The base index is the snapshot already read (a copy beats a read-tree per tree); the
@@ -61,13 +66,35 @@ export async function buildTrees(
     if (ignoredOut.status === 'rejected') throw ignoredOut.reason;
     if (dropped.status === 'rejected') throw dropped.reason;
     const ignored = new Set(nulNames(ignoredOut.value.stdout));
-    const kept = paths.filter((p) => !ignored.has(p));
-    const [from, to] = await Promise.all([tree(lowerWorkTree, kept), tree(mergedWorkTree, kept)]);
+    const kept = (inView: readonly string[]) => inView.filter((p) => !ignored.has(p));
+    const [from, to] = await Promise.all([tree(lowerWorkTree, kept(views.lower)), tree(mergedWorkTree, kept(views.merged))]);
     return { from, to };
   } finally {
     await rm(pruned, { force: true });
     await rm(`${pruned}.lock`, { force: true });
   }
+}
+
+/** Of the changed paths, those each view has as a file (see viewPaths), and those check-ignore may be asked about. */
+interface ViewPaths {
+  lower: readonly string[];
+  merged: readonly string[];
+  askIgnored: readonly string[];
+}
+
+/**
+ * A path one view has as a directory, or behind a link or a file, is no file of that view: git
+ * would refuse to stage it there (see stageable-paths.ts), and the view's tree has none.
+ */
+async function viewPaths(paths: readonly string[], hosts: { lower: string; merged: string } | undefined): Promise<ViewPaths> {
+  if (hosts === undefined) return { lower: paths, merged: paths, askIgnored: paths };
+  const [lower, merged] = await Promise.all([stagings(hosts.lower, paths), stagings(hosts.merged, paths)]);
+  return {
+    lower: paths.filter((_, i) => lower[i] === 'stage'),
+    merged: paths.filter((_, i) => merged[i] === 'stage'),
+    // check-ignore refuses a path beyond a link; such a path is the lower view's alone, like a deletion.
+    askIgnored: paths.filter((_, i) => !isBehindLink(merged[i])),
+  };
 }
 
 // A diff of at most this many paths, of at most this many bytes together, has its trees made in
@@ -94,6 +121,7 @@ async function buildTreesInOneStep(
   ctx: SessionContext,
   git: GitRunner,
   paths: readonly string[],
+  views: ViewPaths,
   lowerWorkTree: string,
   mergedWorkTree: string,
 ): Promise<{ from: string; to: string }> {
@@ -101,26 +129,34 @@ async function buildTreesInOneStep(
   const list = path.join(ctx.tmpDir, `paths-${id}`);
   const ignored = path.join(ctx.tmpDir, `ignored-${id}`);
   const scratch = [list, ignored];
-  const treeSteps = (name: string, workTree: string): GitStep[] => {
+  const lists: Array<Promise<void>> = [];
+  // A list of its own for a subset of the paths (what one view has, see viewPaths); mostly all.
+  const listOf = (name: string, subset: readonly string[]): string => {
+    if (subset.length === paths.length) return list;
+    const file = path.join(ctx.tmpDir, `${name}-${id}`);
+    scratch.push(file);
+    lists.push(writeFile(file, nulList(subset)));
+    return file;
+  };
+  const treeSteps = (name: string, workTree: string, inView: readonly string[]): GitStep[] => {
     const index = path.join(ctx.tmpDir, `${name}-${id}.index`);
     scratch.push(index, `${index}.lock`, `${index}.tree`);
-    const own = { GIT_INDEX_FILE: index };
+    const env = { GIT_INDEX_FILE: index };
     return [
       // Dropped first (see dropPaths), so every path is hashed afresh.
-      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: list },
-      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'], env: own, stdin: list },
+      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env, stdin: list },
+      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'], env, stdin: listOf(`${name}-paths`, inView), skipWhenStdinEmpty: true },
       // Mostly nothing is ignored: then no process.
-      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env: own, stdin: ignored, skipWhenStdinEmpty: true },
-      { args: ['write-tree'], env: own, stdout: `${index}.tree` },
+      { args: [`--work-tree=${workTree}`, 'update-index', '-z', '--force-remove', '--stdin'], env, stdin: ignored, skipWhenStdinEmpty: true },
+      { args: ['write-tree'], env, stdout: `${index}.tree` },
     ];
   };
   try {
-    const from = treeSteps('from', lowerWorkTree);
-    const to = treeSteps('to', mergedWorkTree);
-    await Promise.all([
-      writeFile(list, nulList(paths)),
-      ...[from, to].map((steps) => copyFile(ctx.baseIndex, steps[0].env!.GIT_INDEX_FILE)),
-    ]);
+    lists.push(writeFile(list, nulList(paths)));
+    const from = treeSteps('from', lowerWorkTree, views.lower);
+    const to = treeSteps('to', mergedWorkTree, views.merged);
+    const asked = listOf('asked', views.askIgnored);
+    await Promise.all([...lists, ...[from, to].map((steps) => copyFile(ctx.baseIndex, steps[0].env!.GIT_INDEX_FILE))]);
     const out = await git([], {
       cwd: ctx.tmpDir,
       env: { ...ctx.objectEnv },
@@ -128,7 +164,7 @@ async function buildTreesInOneStep(
         {
           args: [`--work-tree=${mergedWorkTree}`, 'check-ignore', '-z', '--stdin'],
           env: { GIT_INDEX_FILE: ctx.baseIndex },
-          stdin: list,
+          stdin: asked,
           stdout: ignored,
           okExitCodes: [1],
         },

@@ -189,7 +189,10 @@ export class CommandRun {
   private ending(result: ExecResult): Ending {
     if (this.timedOut) return { line: this.limitLine(), summary: 'stopped at the time limit' };
     if (this.cancelled) return { line: '[cancelled]', summary: 'cancelled' };
-    return exitStatus(result);
+    const status = exitStatus(result);
+    // The sandbox's storage is over its disk limit: the model must know why writes fail, and what to do.
+    if (result.diskLimit !== undefined) return { line: `${status.line}\n[${result.diskLimit}]`, summary: `${status.summary}, over the disk limit` };
+    return status;
   }
 
   /** Kills the process group, like a cancel, but the command's answer says why. */

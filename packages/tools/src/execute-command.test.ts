@@ -63,16 +63,17 @@ describe.each(backends)('execute_command, fast commands (%s backend)', { timeout
     const saved = { key: process.env.ANTHROPIC_API_KEY, token: process.env.MY_SERVICE_TOKEN };
     process.env.ANTHROPIC_API_KEY = 'sk-ant-test-secret';
     process.env.MY_SERVICE_TOKEN = 'token-secret';
-    process.env.IC_HARMLESS = 'visible';
+    // An allowlisted name (a locale variable): commands get it.
+    process.env.LC_IC_HARMLESS = 'visible';
     try {
-      const r = await run('echo "key=${ANTHROPIC_API_KEY-unset} token=${MY_SERVICE_TOKEN-unset} other=$IC_HARMLESS"; env | grep -c secret || true');
+      const r = await run('echo "key=${ANTHROPIC_API_KEY-unset} token=${MY_SERVICE_TOKEN-unset} other=$LC_IC_HARMLESS"; env | grep -c secret || true');
       expect(r.text).toBe('key=unset token=unset other=visible\n0\n[exit code: 0]');
     } finally {
       for (const [name, value] of [['ANTHROPIC_API_KEY', saved.key], ['MY_SERVICE_TOKEN', saved.token]] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
-      delete process.env.IC_HARMLESS;
+      delete process.env.LC_IC_HARMLESS;
     }
   });
 

@@ -15,7 +15,7 @@ import {
   type ScriptedReply,
   type ToolDefinition,
 } from '@infinity-code/runtime';
-import { openSession, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
+import { openSession, type BackendName, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
 import type { McpServerConfig, McpServerEntry, McpSourceKind } from '../config.js';
 import { startMcpServers, type McpServers, type StartMcpOptions } from '../manager.js';
 import { STDIO_FIXTURE } from '../testing/index.js';
@@ -34,6 +34,8 @@ export interface Read {
 
 export interface RigOptions extends Partial<Omit<StartMcpOptions, 'servers' | 'sandbox' | 'addTools'>> {
   servers: McpServerEntry[];
+  /** The sandbox backend (the one openSession picks by default). */
+  backend?: BackendName;
 }
 
 export function stdioServer(name: string, extra: Partial<Extract<McpServerConfig, { type: 'stdio' }>> = {}, source: McpSourceKind = 'user-config'): McpServerEntry {
@@ -68,7 +70,7 @@ export class Rig {
     this.dirs = dirs;
   }
 
-  static async start(o: RigOptions): Promise<Rig> {
+  static async start({ servers, backend, ...rest }: RigOptions): Promise<Rig> {
     const tmp = async (prefix: string) => realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
     const repo = await tmp('ic-mcp-repo-');
     const state = await tmp('ic-mcp-state-');
@@ -77,7 +79,7 @@ export class Rig {
     await writeFile(path.join(repo, 'README.md'), 'fixture\n');
     await git('add', '-A');
     await git('commit', '-qm', 'initial');
-    const session = await openSession({ repo, stateDir: state });
+    const session = await openSession({ repo, stateDir: state, ...(backend ? { backend } : {}) });
     const root = await session.create('root');
     // The brain is the rig's: it is made below, once the system it drives exists.
     const ref: { rig?: Rig } = {};
@@ -87,7 +89,6 @@ export class Rig {
       retry: FAST_RETRY,
       provider: new ScriptedProvider((r) => ref.rig!.think(r)),
     });
-    const { servers, ...rest } = o;
     const mcp = startMcpServers({
       servers,
       trust: (e) => trustOf(e, undefined),

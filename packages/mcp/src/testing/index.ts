@@ -12,7 +12,8 @@ import { z } from 'zod';
 /**
  * A stdio MCP server (`node <path>`), tools: echo {text}, add {a, b}, pixel (text and a PNG),
  * lines {n}, hang (answers only when cancelled), crash (exits with code 3), whoami (an id of the process),
- * write_file {path, text} and read_file {path} (relative to its working directory), getenv {name}, fail (a tool error).
+ * write_file {path, text} and read_file {path} (relative to its working directory), getenv {name},
+ * connect {port} (a TCP connection to 127.0.0.1), fail (a tool error).
  */
 export const STDIO_FIXTURE = fileURLToPath(new URL('../../fixtures/stdio-server.mjs', import.meta.url));
 

@@ -1,4 +1,4 @@
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { gc, patchFiles, selectHunks, type SandboxDiff } from '../index.js';
@@ -170,6 +170,52 @@ export function registerChangeTests(s: SuiteContext): void {
     expect(await calm.squashInto()).toMatchObject({ clean: true });
     expect(await parent.readText('b.txt')).toBe('B again\n');
     expect(await readFile(victim, 'utf8')).toBe('a\n');
+  });
+
+  // A file replaced by a directory, a directory by a file or a link: the paths a change touches
+  // then include one a view has as a directory or behind a link, which git refuses to stage. Every
+  // such change used to fail whole (the diff on overlay backends, the apply on every backend).
+  it('a file replaced by a directory, and a directory by a file or a link, diff, squash and apply; a directory of the user\'s holding what the agent never saw is left out, saying so, and the rest applies', async () => {
+    const repo = await makeRepo({ a: 'a\n', 'd/x': 'x\n', 's/y': 'y\n', 'keep/k': 'k\n', 'o.txt': 'o\n', '.gitignore': '*.log\n' });
+    // Ignored, so never in the snapshot: the agent turns its directory into a file without seeing it.
+    await writeFile(path.join(repo, 'keep/build.log'), 'mine\n');
+    const session = await s.open(repo);
+    const parent = await session.create('parent');
+    const child = await session.create('child', parent);
+    const cmd = await child.run('rm a && mkdir a && echo in > a/f && rm -r d && echo file > d && rm -r s && ln -s o.txt s && rm -r keep && echo k2 > keep && echo O > o.txt');
+    expect(cmd.exitCode).toBe(0);
+    const own = await child.diff();
+    expect(own.files.map((f) => [f.path, f.status])).toEqual([
+      ['a', 'deleted'],
+      ['a/f', 'added'],
+      ['d', 'added'],
+      ['d/x', 'deleted'],
+      ['keep', 'added'],
+      ['keep/k', 'deleted'],
+      ['o.txt', 'modified'],
+      ['s', 'added'],
+      ['s/y', 'deleted'],
+    ]);
+    expect(await child.squashInto(parent)).toMatchObject({ clean: true, conflicts: [] });
+    expect(await viewTree(parent)).toEqual(await viewTree(child));
+
+    const diff = await parent.workingTreeDiff();
+    expect(diff.files.map((f) => f.path)).toEqual(['a', 'a/f', 'd', 'd/x', 'keep/k', 'o.txt', 's', 's/y']);
+    expect(diff.omitted).toEqual([
+      {
+        path: 'keep',
+        rule: 'in-the-way',
+        reason:
+          'your working tree has a directory here holding files the agent never saw (yours, or ignored by your git rules), so the file could not take its place: left as it was',
+      },
+    ]);
+    expect(await parent.applyToWorkingTree(diff)).toMatchObject({ clean: true, conflicts: [] });
+    expect(await readFile(path.join(repo, 'a/f'), 'utf8')).toBe('in\n');
+    expect(await readFile(path.join(repo, 'd'), 'utf8')).toBe('file\n');
+    expect(await readlink(path.join(repo, 's'))).toBe('o.txt');
+    expect(await readFile(path.join(repo, 'o.txt'), 'utf8')).toBe('O\n');
+    expect(await readdir(path.join(repo, 'keep'))).toEqual(['build.log']);
+    expect(await readFile(path.join(repo, 'keep/build.log'), 'utf8')).toBe('mine\n');
   });
 
   it('applyToWorkingTree merges with a user edit elsewhere in the same file, leaving the index alone', async () => {

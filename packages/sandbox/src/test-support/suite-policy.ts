@@ -1,6 +1,6 @@
 // The apply policy on real repositories: what a diff leaves out of the user's working tree (and
 // of a parent's sandbox), and the reason it gives. Every sandbox is written by real commands.
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import type { OmittedFile, SandboxDiff } from '../index.js';
@@ -158,6 +158,98 @@ export function registerPolicyTests(s: SuiteContext): void {
     const d = await other.workingTreeDiff();
     expect(paths(d)).toEqual(['.env', '.gitignore']);
     expect(d.omitted).toEqual([]);
+  });
+
+  // A link the user's git ignores is in no snapshot: the agent makes a directory of that name,
+  // and git, whose check for links on the way reads the (temporary) index, would write its files
+  // wherever the link points. Before, staging refused the whole apply, or the ignore check the
+  // whole diff (a file already there beyond the link).
+  it("never writes through a symlink of the user's tree that the agent never saw: what it put there is left out, saying so, and the rest applies", async () => {
+    const outside = await tempDir('ic-outside-');
+    await writeFile(path.join(outside, 'victim.txt'), 'victim\n');
+    await mkdir(path.join(outside, 'dir'));
+    await writeFile(path.join(outside, 'dir/existing.txt'), 'theirs\n');
+    const repo = await makeRepo({ 'a.txt': 'a\n', '.gitignore': 'ignored-link\nignored-dir\nmine\n', 'real/keep.txt': 'k\n' });
+    await symlink(path.join(outside, 'victim.txt'), path.join(repo, 'ignored-link'));
+    await symlink(path.join(outside, 'dir'), path.join(repo, 'ignored-dir'));
+    // Inside the repository the same: where it leads is not what the agent saw there.
+    await symlink('real', path.join(repo, 'mine'));
+    const sb = await (await s.open(repo)).create();
+    await ok(
+      sb,
+      [
+        "printf '' > .gitignore",
+        'echo pwn > ignored-link',
+        'mkdir ignored-dir mine',
+        'echo pwn > ignored-dir/existing.txt',
+        'echo pwn > ignored-dir/new.txt',
+        'echo pwn > mine/keep.txt',
+        'echo b > b.txt',
+      ].join(' && '),
+    );
+    const userTree = await hashTree(repo);
+    const outsideTree = await hashTree(outside);
+
+    // Not for the working tree: the sandbox's own view of it is whole; applied there, refused whole.
+    const plain = await sb.diff({ since: 'snapshot' });
+    expect(paths(plain)).toEqual(['.gitignore', 'b.txt', 'ignored-dir/existing.txt', 'ignored-dir/new.txt', 'ignored-link', 'mine/keep.txt']);
+    await expect(sb.applyToWorkingTree(plain)).rejects.toMatchObject({ code: 'unsafe-change', message: expect.stringMatching(/ignored-dir\/new\.txt \(your working tree has a symbolic link at ignored-dir/) });
+    expect(await hashTree(repo)).toEqual(userTree);
+
+    const diff = await sb.workingTreeDiff();
+    expect(paths(diff)).toEqual(['.gitignore', 'b.txt']);
+    const through = (at: string) => ({
+      rule: 'in-the-way',
+      reason: `your working tree has a symbolic link at ${at}, where this path needs a directory: nothing was written through it or in its place; left as it was`,
+    });
+    expect(byPath(diff.omitted)).toEqual({
+      'ignored-dir/existing.txt': { path: 'ignored-dir/existing.txt', ...through('ignored-dir') },
+      'ignored-dir/new.txt': { path: 'ignored-dir/new.txt', ...through('ignored-dir') },
+      'ignored-link': { path: 'ignored-link', rule: 'user-ignored', reason: expect.stringMatching(/^your working tree has its own copy/) },
+      'mine/keep.txt': { path: 'mine/keep.txt', ...through('mine') },
+    });
+    expect(await sb.applyToWorkingTree(diff)).toMatchObject({ clean: true, files: ['.gitignore', 'b.txt'] });
+    expect(await readFile(path.join(repo, 'b.txt'), 'utf8')).toBe('b\n');
+    expect(await hashTree(outside)).toEqual(outsideTree);
+    expect(await readdir(path.join(outside, 'dir'))).toEqual(['existing.txt']);
+    expect(await readFile(path.join(repo, 'real/keep.txt'), 'utf8')).toBe('k\n');
+  });
+
+  // The finding's command: `mkdir -p` makes a chain deeper than PATH_MAX a level at a time. The
+  // diff walked it once per directory above each one, for ever; a file past the limit was lost
+  // without a word, and the session's storage could not be removed. Bounded by the suite's timeout.
+  it('reports what lies deeper than a path may be, once per chain, instead of spinning on it or losing it, and applies the rest', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const sb = await (await s.open(repo)).create();
+    await ok(
+      sb,
+      [
+        'echo b > b.txt',
+        // The shell cannot write at the bottom (its path is too long): quiet, as in the finding.
+        'd=x; for i in $(seq 2100); do d=$d/x; done; mkdir -p $d && { echo hi > $d/f; } 2>/dev/null; true',
+        // A file there all the same, reached a hundred levels at a time.
+        's=x; for i in $(seq 99); do s=$s/x; done; (for j in $(seq 21); do cd -P $s || exit 1; done; echo hi > f)',
+        // Not deep but long: 13 names of 250 bytes, still short enough for git.
+        `n=${'y'.repeat(250)}; t=$n; for i in $(seq 12); do t=$t/$n; done; mkdir -p $t && echo hi > $t/f`,
+      ].join('\n'),
+    );
+    const diff = await sb.workingTreeDiff();
+    expect(paths(diff)).toEqual(['b.txt']);
+    // Up to the directory where a limit is crossed, whatever lies below it.
+    const limits = 'a path may be up to 256 levels deep and 3,072 bytes long';
+    const deep = {
+      path: 'x/'.repeat(257),
+      rule: 'path-too-long',
+      reason: `path too deep/long to apply (513 bytes, 257 directories deep; ${limits}): nothing under it was included; move what is there to a shorter path in the sandbox to include it`,
+    };
+    const long = {
+      path: `${'y'.repeat(250)}/`.repeat(13),
+      rule: 'path-too-long',
+      reason: `path too deep/long to apply (3,262 bytes, 13 directories deep; ${limits}): nothing under it was included; move what is there to a shorter path in the sandbox to include it`,
+    };
+    expect(byPath(diff.omitted)).toEqual({ [deep.path]: deep, [long.path]: long });
+    expect(await sb.applyToWorkingTree(diff)).toMatchObject({ clean: true, files: ['b.txt'] });
+    expect(await git(repo, 'status', '--porcelain')).toBe('?? b.txt');
   });
 
   it('leaves out files over the size limit (session option, per diff call) at their old version, without a patch of them', async () => {

@@ -178,10 +178,10 @@ export function registerTrustedGitTests(s: SuiteContext): void {
     setEnv('HOME', home);
     setEnv('XDG_CONFIG_HOME', path.join(home, '.config'));
 
-    const session = await s.open(repo, { containment: { writable: [traps.dir] } });
+    // The home shown to commands (it is not by default), so the global config is theirs too.
+    const session = await s.open(repo, { containment: { writable: [traps.dir], readable: [home] } });
     const parent = await session.create('parent');
     const child = await session.create('child', parent);
-    // The global config is the one commands see too.
     expect((await child.run('git config --global filter.pwn.clean')).stdout.trim()).toBe(traps.program('clean'));
     await child.writeFile('.gitattributes', ATTRIBUTES);
     await child.writeFile('a.txt', lines(10).replace('line 9\n', 'line 9 child\n'));
