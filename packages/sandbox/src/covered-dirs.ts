@@ -49,6 +49,20 @@ export const HOME_TOOLCHAINS = [
   '.nuget/packages',
   'miniconda3',
   'anaconda3',
+  // Corepack's package managers, browser and Electron downloads, JVM and other toolchain managers.
+  '.cache/node',
+  '.cache/electron',
+  '.cache/Cypress',
+  '.cache/bazel',
+  '.cache/coursier',
+  '.ivy2/cache',
+  '.local/share/mise',
+  '.proto',
+  '.ghcup',
+  '.cabal/packages',
+  '.opam',
+  '.elan',
+  '.juliaup',
 ];
 
 /**
