@@ -2,6 +2,7 @@ import { lstatSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CoveredDirs } from './covered-dirs.js';
+import { isWithin } from './repo.js';
 
 /**
  * Credential locations under the user's home that no command may read. Directories are covered
@@ -69,17 +70,12 @@ function isDirTarget(p: string): boolean {
 }
 
 /** `f()`, or undefined where it throws (a path we may not look into counts as absent). */
-function quietly<T>(f: () => T): T | undefined {
+export function quietly<T>(f: () => T): T | undefined {
   try {
     return f();
   } catch {
     return undefined;
   }
-}
-
-function isWithin(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 /** What the holder's namespace shows: the view every command of one sandbox shares. */

@@ -1,6 +1,8 @@
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { quietly } from './confined-view.js';
+import { isWithin } from './repo.js';
 
 /**
  * Toolchain locations under the home that builds and tests read: language installs, version
@@ -91,19 +93,6 @@ export interface CoverInput {
   readable: readonly string[];
   /** The repository and the state dir: a home inside one of them is not covered. */
   inside: readonly string[];
-}
-
-function isWithin(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
-function quietly<T>(f: () => T): T | undefined {
-  try {
-    return f();
-  } catch {
-    return undefined;
-  }
 }
 
 /** `p` when it is a real directory (not a link to one), resolved. */

@@ -151,9 +151,5 @@ export function isCommandEnvName(name: string): boolean {
 
 /** The environment every command starts from: the allowlisted, credential-free part of ours. */
 export function commandBaseEnv(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && isCommandEnvName(k) && passesEnvFilter(k, v)) out[k] = v;
-  }
-  return out;
+  return secretFreeEnv(Object.fromEntries(Object.entries(process.env).filter(([k]) => isCommandEnvName(k))));
 }
