@@ -6,6 +6,7 @@
 // Scenarios (one line each):
 // - rename: rename a function across N = 12 files (grep, read all, edit all, check, answer);
 // - session: a 30-request session, one call per request, history growing (cache share);
+// - longcmd: one 20 s command printing a line every 0.5 s, then an answer (requests it costs);
 // - fanout: the root starts 3 children in one reply, each does its share of 12 files in several
 //   dependent steps (read, edit, check, edit imports, check, edit comments, check, report), while
 //   the root renames the definition; the root greps first. Compared with one thread doing the
@@ -125,7 +126,7 @@ const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i)
 const renameBrain: FakeBrain = (body) => {
   const done = ownCalls(body).length;
   const files = range(1, FILES);
-  if (done === 0) return reply(say('I will find every use of oldName first.'), call('grep', { query: 'oldName' }));
+  if (done === 0) return reply(say('I will find every use of oldName first.'), call('grep', { pattern: 'oldName' }));
   if (done === 1) return reply(say('Reading each file that uses it, all at once.'), ...readAll(files));
   if (done === 1 + FILES) {
     return reply(say('Renaming the calls and the definition together.'), ...editAll(files, 'oldName', 'newName'), call('edit_file', { path: 'src/util.js', old_str: 'export function oldName(', new_str: 'export function newName(' }));
@@ -176,7 +177,7 @@ const fanoutBrain: FakeBrain = (body) => {
     if (next) return reply(...next);
     return reply(call('close_thread', { thread_id: stack.at(-1)!, report_to_parent: `Renamed oldName to newName in ${share.map(fileName).join(', ')}; checks pass.` }));
   }
-  if (calls.length === 0) return reply(say('First, where is oldName used?'), call('grep', { query: 'oldName' }));
+  if (calls.length === 0) return reply(say('First, where is oldName used?'), call('grep', { pattern: 'oldName' }));
   if (calls.length === 1) {
     return reply(
       say('Three independent shares: one child each; I rename the definition meanwhile.'),
@@ -205,7 +206,7 @@ function shareOf(body: FakeRequestBody): number[] {
 
 const singleBrain: FakeBrain = (body) => {
   const calls = ownCalls(body).length;
-  if (calls === 0) return reply(say('First, where is oldName used?'), call('grep', { query: 'oldName' }));
+  if (calls === 0) return reply(say('First, where is oldName used?'), call('grep', { pattern: 'oldName' }));
   if (calls === 1) return reply(say('I rename the definition first, then each share in turn.'), utilEdit());
   let made = 2;
   for (const files of SHARES) {
@@ -229,6 +230,13 @@ function callsPerShare(files: number[]): number {
   }
 }
 
+/** A 20 s command printing a line every 0.5 s (a test run, a build), then an answer. */
+const LONG_COMMAND = 'for i in $(seq 1 40); do echo "step $i of 40"; sleep 0.5; done';
+const longCommandBrain: FakeBrain = (body) => {
+  if (ownCalls(body).length === 0) return reply(say('Running the slow check.'), call('execute_command', { command: LONG_COMMAND }));
+  return reply(say('The check ran all 40 steps.'));
+};
+
 // --- running one scenario ----------------------------------------------------------------------
 
 interface Figures {
@@ -242,6 +250,8 @@ interface Figures {
   exit: number;
   /** Per child, the share of its inherited prefix its first request read from cache. */
   childPrefixRead: number[];
+  /** Input tokens of the first request that are not its messages: the system prompt and the tools. */
+  fixedTokens: number;
 }
 
 /** A child's first request: what it read from cache over what it inherited (all but its own first message). */
@@ -289,7 +299,13 @@ async function run(name: string, task: string, brain: FakeBrain): Promise<Figure
         process.stderr.write(`  ${line}${d ? ` first byte +${d.firstByteMs} last +${d.lastByteMs}` : ''}\n`);
       }
     }
-    const f: Figures = { requests: 0, input: 0, cache_write: 0, cache_read: 0, output: 0, usd: 0, wall_ms: Math.round(wall), exit, childPrefixRead: [] };
+    const f: Figures = { requests: 0, input: 0, cache_write: 0, cache_read: 0, output: 0, usd: 0, wall_ms: Math.round(wall), exit, childPrefixRead: [], fixedTokens: 0 };
+    const first = api.requests.find((r) => r.path === '/v1/messages' && r.usage);
+    if (first?.usage) {
+      const u = first.usage;
+      const messages = (first.body.messages ?? []).reduce<number>((n, m) => n + ((m as { content: unknown[] }).content ?? []).reduce<number>((k, b) => k + blockTokens(b), 0), 0);
+      f.fixedTokens = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens - messages;
+    }
     const seenChildren = new Set<string>();
     for (const r of api.requests) {
       const stack = threadStackOf(r.body) ?? [];
@@ -323,7 +339,7 @@ function line(name: string, f: Figures, extra = ''): void {
     `${name.padEnd(14)} requests ${String(f.requests).padStart(3)}  input ${String(f.input).padStart(7)}  ` +
       `cache_write ${String(f.cache_write).padStart(7)}  cache_read ${String(f.cache_read).padStart(8)}  ` +
       `output ${String(f.output).padStart(6)}  usd ${f.usd.toFixed(4)}  wall_ms ${String(f.wall_ms).padStart(6)}  ` +
-      `cache_read_share ${share}%${extra}${f.exit === 0 ? '' : `  EXIT ${f.exit}`}`,
+      `cache_read_share ${share}%  fixed_tokens ${f.fixedTokens}${extra}${f.exit === 0 ? '' : `  EXIT ${f.exit}`}`,
   );
 }
 
@@ -337,6 +353,10 @@ if (!only || only === 'session') {
   const f = await run('session', 'Read through the modules in src/ and tell me how sections are built.', sessionBrain);
   const share = f.cache_read / Math.max(1, f.input + f.cache_write + f.cache_read);
   line('session', f, `  target cache_read >= 85%: ${share >= 0.85 ? 'met' : 'MISSED'}`);
+}
+if (!only || only === 'longcmd') {
+  const f = await run('longcmd', 'Run the slow check and tell me how it went.', longCommandBrain);
+  line('longcmd', f, `  target requests <= 3: ${f.requests <= 3 ? 'met' : 'MISSED'}`);
 }
 if (!only || only === 'fanout') {
   const fan = await run('fanout', 'Rename oldName to newName in src/, in three parallel shares.', fanoutBrain);

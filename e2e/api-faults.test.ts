@@ -82,7 +82,7 @@ function workStep(dir: string, k: number, turn: number): { text: string; tool: {
     case 3:
       return { text: `${text}log a line.`, tool: { name: 'execute_command', input: { command: `echo ${dir}-${k} >> ${dir}/log.txt && wc -l < ${dir}/log.txt` } } };
     default:
-      return { text: `${text}look around.`, tool: { name: 'grep', input: { query: `note ${k - 4} of ${dir}` } } };
+      return { text: `${text}look around.`, tool: { name: 'grep', input: { pattern: `note ${k - 4} of ${dir}` } } };
   }
 }
 

@@ -174,7 +174,7 @@ describe('crash and resume of the built CLI', () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     holdWhen = (body) => {
-      if (!JSON.stringify(body.messages ?? []).includes('continues in the background (subscription id: toolu_cmd_')) return undefined;
+      if (!JSON.stringify(body.messages ?? []).includes('in the background (subscription id: toolu_cmd_')) return undefined;
       holdWhen = undefined;
       reached();
       return released;

@@ -40,7 +40,7 @@ describe('--demo', () => {
     const repo = /Demo repository: (\S+) \(a throwaway, removed when the demo ends\)/.exec(r.stderr)?.[1];
     expect(repo, r.stderr).toBeDefined();
     expect(repo!.startsWith(join(tmp, 'infinity-code-demo-'))).toBe(true);
-    expect(r.stderr).toContain('Applied changes to 2 file(s) in the working tree.');
+    expect(r.stderr).toMatch(/Applied changes to 2 file\(s\) in the working tree:\n {2}\S+\n {2}\S+\n/);
     expect(r.stderr).toContain(`Removed the demo repository ${repo}.`);
     expect(existsSync(repo!)).toBe(false);
     expect(existsSync(abandoned)).toBe(false);

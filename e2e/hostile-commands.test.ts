@@ -208,12 +208,13 @@ describe('hostile commands', () => {
 
   // Once a regression: the commit's blobs lived only in the sandbox's private .git overlay, which
   // in-namespace git reached as the alternate <repo>/.git/objects, so they never reached the
-  // session's object store and the end-of-session diff failed ("bad object").
+  // session's object store and the end-of-session diff failed ("bad object"). The sandbox's hooks
+  // refuse commits; a command can switch them off, as this one does.
   it('a command that commits inside the sandbox (to the real repo path): the session still ends with its patch', async () => {
     const repo = gitRepo(FILES, { commandTimeoutMs: 1000 });
     const before = treeFingerprint(repo);
     const { r, results, left, result } = await runCommands(repo, [
-      `echo committed > ${repo}/a.txt && git -C ${repo} -c user.email=e@e -c user.name=e commit -qam evil && git -C ${repo} log --oneline | head -1`,
+      `echo committed > ${repo}/a.txt && git -C ${repo} -c core.hooksPath=/dev/null -c user.email=e@e -c user.name=e commit -qam evil && git -C ${repo} log --oneline | head -1`,
     ]);
     expect(results[0]).toMatch(/evil\n\[exit code: 0\]|names .*the user's own repository/);
     expect(r.stderr).not.toMatch(STACK_TRACE);

@@ -34,12 +34,12 @@ function steps(outside: string): Step[] {
   return [
     { name: 'invalid JSON', reply: { toolUse: { name: 'read_file', input: {} }, rawInputJson: '{"path": "a.txt", ' }, check: fails(/not valid JSON/) },
     { name: 'JSON that is not an object', reply: { toolUse: { name: 'read_file', input: {} }, rawInputJson: '["a.txt"]' }, check: fails(/must be a JSON object|not valid JSON/) },
-    { name: 'wrong type (number path)', reply: call('read_file', { path: 42 }), check: fails(/invalid arguments for read_file: \/path must be string/) },
+    { name: 'wrong type (number path)', reply: call('read_file', { path: 42 }), check: fails(/invalid arguments for read_file: "path" must be string \(got integer 42\)/) },
     { name: 'wrong type (array command)', reply: call('execute_command', { command: ['ls', '-la'] }), check: fails(/invalid arguments for execute_command/) },
-    { name: 'wrong type (string line)', reply: call('read_file', { path: 'a.txt', start_line: 'one' }), check: fails(/start_line must be integer/) },
-    { name: 'missing field', reply: call('edit_file', { path: 'a.txt', old_str: 'alpha' }), check: fails(/must have required property 'new_str'/) },
-    { name: 'missing child_of', reply: call('spawn_thread', { instructions: 'do it all' }), check: fails(/required property 'child_of'/) },
-    { name: 'unknown property', reply: call('create_file', { path: 'x.txt', content: 'x', mode: '0777' }), check: fails(/additional properties/) },
+    { name: 'wrong type (string line)', reply: call('read_file', { path: 'a.txt', start_line: 'one' }), check: fails(/"start_line" must be integer \(got string "one"\)/) },
+    { name: 'missing field', reply: call('edit_file', { path: 'a.txt', old_str: 'alpha' }), check: fails(/Missing required property "new_str" \(string\)/) },
+    { name: 'missing child_of', reply: call('spawn_thread', { instructions: 'do it all' }), check: fails(/Missing required property "child_of" \(array\)/) },
+    { name: 'unknown property', reply: call('create_file', { path: 'x.txt', content: 'x', mode: '0777' }), check: fails(/Unknown property "mode" \(accepted: path, content, overwrite\)/) },
     { name: 'unknown tool', reply: call('rm_rf', { path: '/' }), check: fails(/tool 'rm_rf' does not exist/) },
     {
       name: 'the injected-event tool',
@@ -60,7 +60,7 @@ function steps(outside: string): Step[] {
     { name: 'NUL in a path', reply: call('read_file', { path: 'a.txt\u0000.png' }), check: fails(/NUL/) },
     {
       name: 'grep does not follow the symlink out',
-      reply: call('grep', { query: SECRET }),
+      reply: call('grep', { pattern: SECRET }),
       check: (a) => expect(a.text).not.toContain(outside),
     },
     {
@@ -107,7 +107,7 @@ function steps(outside: string): Step[] {
     },
     {
       name: 'grep into a non-UTF-8 file name',
-      reply: call('grep', { query: 'needle-in-bad-name' }),
+      reply: call('grep', { pattern: 'needle-in-bad-name' }),
       check: (a) => {
         expect(a.isError, a.text).toBe(false);
         expect(a.text).toMatch(/bad-.*-name\.txt/);

@@ -61,7 +61,7 @@ beforeAll(async () => {
       if (last?.isError) return { text: `Failed: ${last.name}: ${last.text}` };
       switch (toolCalls(messages).length) {
         case 0:
-          return { text: 'Looking for the greeting.', toolCall: { name: 'grep', input: { query: 'hi there' } } };
+          return { text: 'Looking for the greeting.', toolCall: { name: 'grep', input: { pattern: 'hi there' } } };
         case 1:
           if (!last!.text.includes('greet.js')) return { text: `grep did not find greet.js: ${last!.text}` };
           return { toolCall: { name: 'edit_file', input: { path: 'greet.js', old_str: "'hi there'", new_str: "'Hello there'" } } };

@@ -107,7 +107,7 @@ describe('leaving the TUI with changes the working tree lacks', () => {
       second.press('A');
       await second.waitFor(/all decided/);
       second.press('Enter');
-      await second.waitFor(/Applied 1 file\(s\) to the working tree\./);
+      await second.waitFor(/Applied 1 file\(s\) to the working tree: alpha\.txt\./);
       expect(readFileSync(join(repo, 'alpha.txt'), 'utf8')).toBe('alpha-line\n');
 
       // Applied once, never offered again.
@@ -121,7 +121,7 @@ describe('leaving the TUI with changes the working tree lacks', () => {
       const asked = await second.waitFor(/Before you go: 1 file changed[\s\S]*d discard it/);
       expect(asked.slice(asked.indexOf('Before you go'))).not.toContain('alpha.txt');
       second.press('a');
-      await second.waitFor(/Applied 1 file\(s\) to the working tree\.\s*\n[\s\S]*\[exited 0\]/);
+      await second.waitFor(/Applied 1 file\(s\) to the working tree: beta\.txt\.\s*\n[\s\S]*\[exited 0\]/);
     } finally {
       second.kill();
     }

@@ -169,7 +169,7 @@ describe('the TUI in a real terminal', () => {
       screen.press('A');
       await screen.waitFor(/all decided/);
       screen.press('Enter');
-      await screen.waitFor(/Applied 2 file\(s\) to the working tree\./);
+      await screen.waitFor(/Applied 2 file\(s\) to the working tree: [^\n]*sizes\.txt/);
       expect(readFileSync(join(repo, 'sizes.txt'), 'utf8')).toBe('large\n');
       writeFileSync(join(repo, 'notes.txt'), 'a note\n');
       await screen.waitFor(/You edited 1 file since the session began \(notes\.txt\)/);

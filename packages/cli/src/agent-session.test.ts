@@ -33,6 +33,8 @@ function brain(r: CompletionRequest) {
   const last = r.messages.at(-1)!.content[0];
   const asked = last.type === 'text' ? /^write (\w+)$/.exec(last.text) : null;
   if (asked) return { toolCall: { name: 'create_file', input: { path: `${asked[1]}.txt`, content: `${asked[1]}\n` } } };
+  const put = last.type === 'text' ? /^put ([\w/]+)$/.exec(last.text) : null;
+  if (put) return { toolCall: { name: 'create_file', input: { path: `${put[1]}.txt`, content: 'x\n' } } };
   const viaMcp = last.type === 'text' ? /^mcp (\w+)$/.exec(last.text) : null;
   if (viaMcp) return { toolCall: { name: 'mcp__files__write_file', input: { path: `${viaMcp[1]}.txt`, text: `${viaMcp[1]}\n` } } };
   return { text: 'Done.' };
@@ -109,6 +111,25 @@ describe('AgentSession', () => {
     expect(await changed(continued)).toEqual(['b.txt']);
     // Its transcript is the new session's.
     expect((await continued.history()).map((m) => m.content[0])).toContainEqual({ type: 'text', text: 'write b' });
+  });
+
+  it("shows a thread a subdirectory's instructions with its first call there, once, outside the system prompt", async () => {
+    const { repo, openAgent } = project();
+    mkdirSync(join(repo, 'src', 'api'), { recursive: true });
+    writeFileSync(join(repo, 'AGENTS.md'), 'ROOT RULES\n');
+    writeFileSync(join(repo, 'src', 'api', 'AGENTS.md'), 'API RULES\n');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-qm', 'instructions');
+    const agent = await openAgent();
+    await ask(agent, agent.rootId, 'put src/api/one');
+    await ask(agent, agent.rootId, 'put src/api/two');
+    const results = (await agent.history())
+      .flatMap((m) => m.content)
+      .flatMap((b) => (b.type === 'tool_result' ? [b.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')] : []));
+    expect(results).toHaveLength(2);
+    expect(results[0]).toContain('<instructions from="src/api/AGENTS.md" applies-to="src/api/">\nAPI RULES\n</instructions>');
+    expect(results[1]).not.toContain('API RULES');
+    expect(results.join('')).not.toContain('ROOT RULES');
   });
 
   it('/new takes a fresh snapshot: what the earlier session applied to the working tree is in the new base', async () => {
@@ -215,7 +236,7 @@ describe('setUpSession', () => {
     const provider = new ScriptedProvider(brain);
     writeFileSync(join(repo, 'AGENTS.md'), 'Use tabs.\n');
     const first = setUpSession({ cwd: repo, env, title: 't', provider });
-    expect(first.instructions.project).toEqual({ file: 'AGENTS.md', text: 'Use tabs.' });
+    expect(first.instructions.project).toEqual({ files: [{ file: 'AGENTS.md', text: 'Use tabs.' }] });
     writeFileSync(join(repo, 'AGENTS.md'), 'Use spaces.\n');
     // The session under way: its system prompt (to which its thinking is bound) stays the same.
     const resumed = setUpSession({ cwd: repo, env, title: 't', provider, continueLatest: true });
@@ -224,7 +245,7 @@ describe('setUpSession', () => {
     expect(basePrompt(repo, resumed.instructions.project)).toContain('Use tabs.');
     // A new session reads the file as it is now.
     const fresh = setUpSession({ cwd: repo, env, title: 't2', provider });
-    expect(fresh.instructions.project?.text).toBe('Use spaces.');
+    expect(fresh.instructions.project?.files.map((f) => f.text)).toEqual(['Use spaces.']);
     // A project without instructions is kept as such too.
     rmSync(join(repo, 'AGENTS.md'));
     const none = setUpSession({ cwd: repo, env, title: 't3', provider });

@@ -19,6 +19,7 @@ import { TOOL_VALIDATORS } from './generated/tool-validators.js';
 import { codingTools, type CommandRequest, type UncontainedPolicy } from '@infinity-code/tools';
 import { startMcpServers, type McpServerEntry, type McpServers } from '@infinity-code/mcp';
 import { basePrompt } from './instructions.js';
+import { gatherEnvironment, keepEnvironment, sessionEnvironment } from './session-environment.js';
 import { containmentOf, maxDiffFileBytes } from './sandbox-config.js';
 import type { SandboxMap } from './sandbox-map.js';
 import { SessionSandboxes } from './session-sandboxes.js';
@@ -131,6 +132,8 @@ export class AgentSession {
     private readonly modelRef: { current: string },
     private readonly effortRef: { current: Effort | undefined },
     private readonly abortTools: AbortController,
+    /** The environment part of this process's system prompt (recorded for sessions /new starts). */
+    private readonly environment: string,
   ) {}
 
   static async open(setup: SessionSetup, o: AgentSessionOptions): Promise<AgentSession> {
@@ -151,6 +154,18 @@ export class AgentSession {
           };
         })
       : undefined;
+    // Gathered (git status) while the sandboxes open; kept, so a resumed session is told the same.
+    const environment = sessionEnvironment(infinityDir, setup.session.id, () =>
+      gatherEnvironment({
+        root: setup.root,
+        cwd: setup.cwd,
+        network: setup.network ?? setup.config.sandbox.network,
+        writable: setup.config.sandbox.writable,
+        networkRerun: o.askNetwork !== undefined,
+      }),
+    );
+    // Settled either way below; a failure here must not go unhandled while the sandboxes open.
+    environment.catch(() => undefined);
     // The store first: if it can't open, no sandbox session is left behind.
     const provider = providerOf(setup, () => requested());
     const store = new SqliteStore({ path: join(infinityDir, 'state.db') });
@@ -169,6 +184,13 @@ export class AgentSession {
         throw err;
       }
     }
+    let environmentText: string;
+    try {
+      environmentText = await environment;
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
     const abortTools = new AbortController();
     const modelRef = { current: setup.model };
     const effortRef: { current: Effort | undefined } = { current: setup.effort };
@@ -176,13 +198,16 @@ export class AgentSession {
     const tools = codingTools({
       sandboxFor: (threadId) => sandboxes.sandboxFor(threadId),
       repoRoot: setup.root,
-      commandTimeouts: { fastWindowMs: config.commandTimeoutMs, maxRunMs: config.sandbox.commandTimeoutMs },
+      commandTimeouts: { waitMs: config.commandTimeoutMs, maxRunMs: config.sandbox.commandTimeoutMs },
       timeLimitHelp: TIME_LIMIT_HELP,
       secretEnvNames: config.secretEnv,
       envAllow: config.sandbox.envAllow,
       uncontained: uncontainedPolicy(setup, o),
       ...(o.askNetwork ? { askNetwork: o.askNetwork } : {}),
       signal: abortTools.signal,
+      // The instructions of subdirectories, shown to each thread where it works (the root's are
+      // the system prompt's).
+      nestedInstructions: true,
     });
     const system: LocalSystem = new LocalSystem({
       store,
@@ -193,7 +218,7 @@ export class AgentSession {
       model: () => modelRef.current,
       // Read per completion too: `/effort` applies from the next one; unset, none is sent.
       effort: () => effortRef.current,
-      systemPrompt: basePrompt(setup.root, setup.instructions.project),
+      systemPrompt: basePrompt(setup.root, setup.instructions.project, environmentText),
       contextWindow: (model) => contextWindowFor(model, config),
       ...(setup.retry ? { retry: setup.retry } : {}),
       reviewReport: o.reviewer(sandboxes),
@@ -202,7 +227,7 @@ export class AgentSession {
         ...(setup.maxTurns !== undefined ? { maxCompletionsPerThread: setup.maxTurns } : {}),
       },
     });
-    const session = new AgentSession(system, setup, sandboxes, { rootId }, modelRef, effortRef, abortTools);
+    const session = new AgentSession(system, setup, sandboxes, { rootId }, modelRef, effortRef, abortTools, environmentText);
     system.subscribe((e) => session.onEvent(e));
     if (firstRequest) {
       const unsubscribe = system.subscribe((e) => {
@@ -242,6 +267,7 @@ export class AgentSession {
   async newSession(title: string): Promise<string> {
     // Its threads get this process's system prompt: recorded, so that -c gives them the same.
     const created = this.setup.registry.create(title, this.setup.instructions.id);
+    keepEnvironment(join(this.setup.root, '.infinity'), created.id, this.environment);
     await this.sandboxes.forRoot(created.id);
     const move = () => {
       this.current = { rootId: created.id };

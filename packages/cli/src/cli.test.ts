@@ -49,7 +49,7 @@ describe('infinity-code command line', () => {
     const r = await cli(['--demo'], { env: { DEMO_TEST_STEPS: '2' } });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Demo repository: \S+/);
-    expect(r.stderr).toContain('Applied changes to 2 file(s) in the working tree.');
+    expect(r.stderr).toMatch(/Applied changes to 2 file\(s\) in the working tree:\n {2}\S+\n {2}\S+\n/);
     expect(r.stderr).toContain('return `Hello, ${name}!`;');
     expect(r.stdout).toContain('Done.');
   });

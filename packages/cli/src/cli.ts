@@ -72,7 +72,8 @@ Files:
                        the repository's settings: may narrow your sandbox
                        settings, never widen them
   .infinity/state.db   the sessions' history (ignored by git)
-  AGENTS.md            the project's instructions (CLAUDE.md when there is none)
+  AGENTS.md            the project's instructions (CLAUDE.md when there is none;
+                       also CLAUDE.local.md, and those of subdirectories)
   .infinity/commands/, .claude/commands/
                        project commands: name.md is /name (sub/name.md is
                        /sub:name), in the TUI and as -p "/name args"

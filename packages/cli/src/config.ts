@@ -28,7 +28,7 @@ export interface Config {
   /** Tokens; compaction starts at 75% of it. */
   /** Set: overrides the model table's window (status line, compaction at 75%). */
   contextWindow?: number;
-  /** How long `execute_command` waits before answering "still running" (ms). */
+  /** How long an `execute_command` call waits for its command (unless the model asks otherwise) before it goes on in the background (ms). */
   commandTimeoutMs: number;
   /** Environment variables never passed to commands (ANTHROPIC_API_KEY always is removed). */
   secretEnv: string[];
@@ -63,7 +63,7 @@ const KNOWN_KEYS =
 
 export const DEFAULT_CONFIG: Config = {
   model: DEFAULT_MODEL,
-  commandTimeoutMs: 5_000,
+  commandTimeoutMs: 120_000,
   secretEnv: [],
   sandbox: DEFAULT_SANDBOX_CONFIG,
   prices: {},

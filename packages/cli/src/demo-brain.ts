@@ -61,7 +61,7 @@ function rootTurn(stack: string[], messages: readonly HistoryMessage[]): Scripte
   }
   if (spawns === 1) return { toolCall: { name: 'spawn_thread', input: { instructions: FAREWELL_TASK, child_of: stack } } };
   if (!succeeded(messages).some((c) => c.name === 'execute_command')) {
-    return { text: 'Both children are at work. Running the tests in the background.', toolCall: { name: 'execute_command', input: { command: 'node test.js' } } };
+    return { text: 'Both children are at work. Running the tests in the background.', toolCall: { name: 'execute_command', input: { command: 'node test.js', description: 'run the tests', run_in_background: true } } };
   }
   const all = texts(messages).join('\n');
   const reports = (all.match(/has shut down/g) ?? []).length;

@@ -81,9 +81,26 @@ export async function childDiff(sandboxes: ThreadSandboxes, child: ThreadRecord)
   return { diff, review: reviewOf(diff) };
 }
 
+/** How many files a message names; the rest are counted ("and 5 more"). */
+export const NAMED_FILES_MAX = 20;
+
+/** "a.ts, b.ts and 3 more": the first `max` files named, the rest counted. */
+export function nameFiles(files: readonly string[], max = NAMED_FILES_MAX): string {
+  const named = files.slice(0, max).join(', ');
+  return files.length > max ? `${named} and ${files.length - max} more` : named;
+}
+
+/** The files one per line, indented, the first `max` of them, then "and 5 more": for a terminal. */
+export function fileLines(files: readonly string[], max = NAMED_FILES_MAX): string {
+  const lines = files.slice(0, max).map((f) => `  ${f}\n`);
+  if (files.length > max) lines.push(`  and ${files.length - max} more\n`);
+  return lines.join('');
+}
+
+/** "Applied 2 file(s) to <target>: a.ts, b.ts.", then the conflicts if any. */
 export function describeApply(result: ApplyResult, target: string): string {
   if (result.files.length === 0) return `Nothing was applied to ${target}.`;
-  const base = `Applied ${result.files.length} file(s) to ${target}.`;
+  const base = `Applied ${result.files.length} file(s) to ${target}: ${nameFiles(result.files)}.`;
   return result.clean ? base : `${base} Conflicts (left with markers): ${result.conflicts.join(', ')}.`;
 }
 

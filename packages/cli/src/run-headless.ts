@@ -11,7 +11,7 @@ import { whenLoopDrains } from './loop-drain.js';
 import { buildResult, type Outcome } from './result.js';
 import { mcpProgressLine } from './mcp-setup.js';
 import { promptWorkspace } from './prompt-workspace.js';
-import { autoAcceptReviewer } from './review.js';
+import { autoAcceptReviewer, fileLines } from './review.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { savePatch } from './saved-patch.js';
 import { setUpSession } from './session-setup.js';
@@ -282,7 +282,8 @@ function stalledMessage(end: Extract<Quiescence, { kind: 'stalled' }>): string {
 function report(w: HeadlessWriters, o: Outcome): void {
   if (o.interrupted) w.err('Interrupted. Continue later with `infinity-code -c`.\n');
   if (o.applied) {
-    w.err(`Applied changes to ${o.filesChanged.length} file(s) in the working tree.\n`);
+    w.err(`Applied changes to ${o.filesChanged.length} file(s) in the working tree:\n`);
+    w.err(fileLines(o.filesChanged));
     if (o.conflicts.length > 0) {
       w.err(`These files have conflicts with your own edits (left with conflict markers): ${o.conflicts.join(', ')}\n`);
     }

@@ -43,6 +43,8 @@ export interface SessionRequest {
 export interface SessionSetup {
   /** The repository's root. */
   root: string;
+  /** Where the user started us (the root or a directory under it). */
+  cwd: string;
   config: Config;
   /** The model's id (an alias given is resolved; a retired model was refused). */
   model: string;
@@ -106,6 +108,7 @@ export function setUpSession(o: SessionRequest): SessionSetup {
   });
   return {
     root,
+    cwd: o.cwd,
     config,
     model,
     ...(effort !== undefined ? { effort } : {}),

@@ -65,6 +65,7 @@ export function asyncContext(
       if (event.isError) body.isError = true;
       if (event.final) body.final = true;
       if (event.associative) body.associative = true;
+      if (event.associative && event.quiet) body.quiet = true;
       if (event.display) body.display = event.display;
       await deps.deliver({ id: event.id ?? `${call.id}:event:${seq++}`, threadId: thread.id, body });
     },

@@ -4,7 +4,7 @@ import { WOKEN_BY_INPUT } from './wording.js';
 import type { CompletionRequest } from './provider.js';
 import type { ScriptedReply } from './scripted-provider.js';
 import { lastText, makeHarness, shape, threadOf, toolUses, type Mode, type StoreKind } from './test-support/harness.js';
-import { heldTool, watchTool } from './test-support/tools.js';
+import { backgroundTool, heldTool, watchTool } from './test-support/tools.js';
 
 const combos: Array<[Mode, StoreKind]> = [
   ['local', 'memory'],
@@ -117,8 +117,11 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const at = (s: string) => texts.findIndex((x) => x.includes(s));
     expect(at('job done')).toBeGreaterThan(0);
     expect(at('event 1')).toBeGreaterThan(at('job done'));
-    expect(at('event 2')).toBeGreaterThan(at('event 1'));
-    expect(at('event 3')).toBeGreaterThan(at('event 2'));
+    // The three events of one subscription arrive together: one injected call, in their order.
+    const events = texts[at('event 1')]!;
+    expect(events.indexOf('event 2')).toBeGreaterThan(events.indexOf('event 1'));
+    expect(events.indexOf('event 3')).toBeGreaterThan(events.indexOf('event 2'));
+    expect(toolUses(t!.history).filter((u) => u.name === 'receive_event__injected')).toHaveLength(1);
     expect(t!.record.hasDeferred).toBe(false);
     expect(hold.cancelled).toHaveLength(0);
     await h.close();
@@ -160,6 +163,82 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     await ctx.emit({ content: 'after cancel', associative: true, id: 'late' });
     await h.settle();
     expect(JSON.stringify((await h.store.loadThread('a'))!.history)).not.toContain('after cancel');
+    await h.close();
+  });
+
+  it('keeps quiet events out of history until something wakes the thread, then folds them in order as one call', async () => {
+    const watch = watchTool();
+    const h = makeHarness(mode, storeKind, { brain: scriptBrain, tools: [watch] });
+    await h.send(userText('t', 'watch', 'u1'));
+    await h.settle();
+    const [callId, ctx] = [...watch.ctxs][0];
+    const completions = () => h.events.filter((e) => e.type === 'completion-started').length;
+    const before = completions();
+
+    await ctx.emit({ content: 'line 1', associative: true, quiet: true, id: 'q1' });
+    await h.settleSlices();
+    await ctx.emit({ content: 'line 2', associative: true, quiet: true, id: 'q2' });
+    await h.settleSlices();
+    let t = await h.store.loadThread('t');
+    expect(completions()).toBe(before);
+    expect(JSON.stringify(t!.history)).not.toContain('line 1');
+    expect(t!.record.hasDeferred).toBe(true);
+
+    await ctx.emit({ content: 'exit code 0', associative: true, final: true, id: 'q3' });
+    await h.settle();
+    t = await h.store.loadThread('t');
+    expect(completions()).toBe(before + 1);
+    const injected = toolUses(t!.history).filter((u) => u.name === 'receive_event__injected');
+    expect(injected).toHaveLength(1);
+    expect(injected[0]!.input).toMatchObject({ original_tool_call_id: callId });
+    const all = JSON.stringify(t!.history);
+    expect(all.indexOf('line 1')).toBeLessThan(all.indexOf('line 2'));
+    expect(all.indexOf('line 2')).toBeLessThan(all.indexOf('exit code 0'));
+    expect(t!.record.subscriptions).toEqual([]);
+    expect(t!.record.hasDeferred).toBe(false);
+    await h.close();
+  });
+
+  it('brings quiet output in before the user text that wakes the thread', async () => {
+    const watch = watchTool();
+    const h = makeHarness(mode, storeKind, { brain: scriptBrain, tools: [watch] });
+    await h.send(userText('t', 'watch', 'u1'));
+    await h.settle();
+    const ctx = [...watch.ctxs.values()][0]!;
+    await ctx.emit({ content: 'compiling', associative: true, quiet: true, id: 'q1' });
+    await h.settleSlices();
+    await h.send(userText('t', 'how is it going', 'u2'));
+    await h.settle();
+    const t = await h.store.loadThread('t');
+    const texts = t!.history.map((m) => JSON.stringify(m));
+    const at = (x: string) => texts.findIndex((m) => m.includes(x));
+    expect(at('compiling')).toBeGreaterThan(0);
+    expect(at('how is it going')).toBeGreaterThan(at('compiling'));
+    // The subscription goes on: the quiet event was not its end.
+    expect(t!.record.subscriptions).toHaveLength(1);
+    await h.close();
+  });
+
+  it("moves a running call to the background when the user writes, if its tool can, instead of cancelling it", async () => {
+    const job = backgroundTool();
+    const brain = (r: CompletionRequest): ScriptedReply => (lastText(r) === 'run' ? { toolCall: { name: 'job', input: {} } } : { text: `ack: ${lastText(r).slice(0, 30)}` });
+    const h = makeHarness(mode, storeKind, { brain, tools: [job] });
+    await h.send(userText('t', 'run', 'u1'));
+    await h.settleSlices();
+    const [callId, ctx] = [...job.ctxs][0]!;
+    await h.send(userText('t', 'also look at the docs', 'u2'));
+    await h.settle();
+    let t = await h.store.loadThread('t');
+    expect(job.backgrounded).toEqual([callId]);
+    expect(job.cancelled).toEqual([]);
+    expect(JSON.stringify(t!.history)).toContain(`subscription id: ${callId}`);
+    expect(t!.record.subscriptions.map((s) => s.callId)).toEqual([callId]);
+
+    await ctx.emit({ content: 'job finished: exit code 0', associative: true, final: true, id: 'j1' });
+    await h.settle();
+    t = await h.store.loadThread('t');
+    expect(JSON.stringify(t!.history)).toContain('job finished: exit code 0');
+    expect(t!.record.subscriptions).toEqual([]);
     await h.close();
   });
 });

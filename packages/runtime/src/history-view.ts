@@ -1,13 +1,17 @@
+import { summaryRecord } from './compaction-record.js';
 import type { HistoryMessage } from './messages.js';
 import { isThinking, text } from './messages.js';
-import type { CompactionSummary } from './store.js';
+import type { CompactionSummary, ThreadKind } from './store.js';
 import { frameSummary } from './wording.js';
 
 /** What the view needs to know of a thread; both stores answer it synchronously. */
 export interface ViewThread {
   /** Root first, this thread last. */
   stack: readonly string[];
+  kind: ThreadKind;
   parentId: string | null;
+  /** The parent's call it hangs off (a child's spawn call); null for a root. */
+  spawnCallId: string | null;
   /** The parent's own messages [0, cutoff) are inherited. */
   cutoff: number;
   /** How many summaries the parent had when this thread was spawned. */
@@ -29,12 +33,24 @@ export interface View {
 /**
  * A summary stands for the history it replaces, which may have held the owner's identity line (a
  * child's spawn result): the owner's line goes last, so the model still knows which thread it is.
+ * `record` is the verbatim part the runtime keeps with it (compaction-record.ts).
  */
-export function summaryMessage(summary: string, ownerStack: readonly string[]): HistoryMessage {
+export function summaryMessage(summary: string, ownerStack: readonly string[], record = ''): HistoryMessage {
   return {
     role: 'user',
-    content: [text(frameSummary(summary, ownerStack))],
+    content: [text(frameSummary(summary, ownerStack, record))],
   };
+}
+
+/**
+ * The summary message of `owner`'s summary and the own message its view goes on from. A summary
+ * stored before kept turns existed is shown as it always was (no record, nothing kept before
+ * `upTo`): turns made after it carry thinking bound to those exact bytes.
+ */
+function summaryStart(src: ViewSource, owner: string, stack: readonly string[], s: CompactionSummary, own: readonly HistoryMessage[]) {
+  if (s.keepFrom === undefined) return { message: summaryMessage(s.text, stack), from: s.upTo };
+  const from = Math.min(s.keepFrom, s.upTo);
+  return { message: summaryMessage(s.text, stack, summaryRecord(src, owner, from, own)), from };
 }
 
 /**
@@ -48,8 +64,10 @@ export function buildView(src: ViewSource, threadId: string): View {
   const latest = src.summaries(threadId).findLast((s) => s.appliedAt !== undefined);
   if (latest) {
     const stack = src.thread(threadId)?.stack ?? [threadId];
-    const kept = [...withoutThinking(own.slice(latest.upTo, latest.appliedAt)), ...own.slice(Math.max(latest.upTo, latest.appliedAt!))];
-    return { history: [summaryMessage(latest.text, stack), ...kept], ownOffset: 1, ownFrom: latest.upTo };
+    const { message, from } = summaryStart(src, threadId, stack, latest, own);
+    const applied = Math.max(from, latest.appliedAt!);
+    const kept = [...withoutThinking(own.slice(from, applied)), ...own.slice(applied)];
+    return { history: [message, ...kept], ownOffset: 1, ownFrom: from };
   }
   const prefix = inherited(src, threadId);
   return { history: prefix.concat(own), ownOffset: prefix.length, ownFrom: 0 };
@@ -63,7 +81,8 @@ function inherited(src: ViewSource, threadId: string): HistoryMessage[] {
   if (summary && summary.upTo <= t.cutoff) {
     // Whether or when the parent switched to it, the child's copy never changes: none of the
     // parent's thinking after a summary is kept (it was bound to what the summary replaced).
-    return [summaryMessage(summary.text, t.stack.slice(0, -1)), ...withoutThinking(parentOwn.slice(summary.upTo))];
+    const { message, from } = summaryStart(src, t.parentId, t.stack.slice(0, -1), summary, parentOwn);
+    return [message, ...withoutThinking(parentOwn.slice(from))];
   }
   return inherited(src, t.parentId).concat(parentOwn);
 }

@@ -69,7 +69,7 @@ export { UNRECORDED_MODEL } from './store.js';
 export { MemoryStore } from './memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
 export { DEFAULT_RETRY, type RetryPolicy } from './completion.js';
-export { INJECTED_TOOL_NAME, INTERRUPTED_BY_RESTART, INTERRUPTED_BY_USER, WOKEN_BY_INPUT, type InjectedReport } from './wording.js';
+export { INJECTED_TOOL_NAME, INTERRUPTED_BY_RESTART, INTERRUPTED_BY_USER, MOVED_TO_BACKGROUND, WOKEN_BY_INPUT, type InjectedReport } from './wording.js';
 export { readHistory, type HistoryEntry } from './history-reading.js';
 export { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
 export { stackLine, threadStackOf } from './thread-identity.js';

@@ -55,6 +55,8 @@ export interface EventInput {
    * an ephemeral child thread, leaving the subscriber's history untouched unless the child reports.
    */
   associative?: boolean;
+  /** Waits for something else to wake the thread (see ToolEvent.quiet). */
+  quiet?: boolean;
 }
 
 /** A child's report (or its closing notice), shown on the parent's `spawn_thread` call. */

@@ -29,6 +29,8 @@ interface Driver {
   abort: AbortController | null;
   /** The thread's parent, while a slice runs (null: a root). */
   parentId?: string | null;
+  /** Ids of inputs its slices read from the store themselves: not handed to a slice again. */
+  taken?: Set<string>;
 }
 
 const key = (threadId: string, callId: string) => `${threadId}\u0000${callId}`;
@@ -82,6 +84,8 @@ export class LocalSystem {
     // An interrupted call's late result is stale: stop waiting for it.
     this.events.subscribe((e) => {
       if (e.type === 'tool-interrupted') this.settled(e.threadId, e.callId);
+      // A call moved to the background was answered by the runtime: its tool won't answer it.
+      if (e.type === 'tool-result' && e.subscription) this.settled(e.threadId, e.toolUseId);
       else if (e.type === 'tool-call-streaming' && REPORTING_TOOLS.has(e.name)) this.reportComing(e.threadId);
     });
   }
@@ -390,7 +394,9 @@ export class LocalSystem {
         // Only when there is something to wait for: awaiting otherwise would still cost a turn of
         // the event loop, and observers would see the child's close before its report.
         if (this.gatheringReports(threadId, d)) await this.waitUntil(() => !this.gatheringReports(threadId, d));
-        const batch = d.queue;
+        // Inputs an earlier slice already read from the store (see SliceOptions.takenFromStore).
+        const taken = d.taken;
+        const batch = taken ? d.queue.filter((i) => !taken.has(i.id)) : d.queue;
         d.queue = [];
         d.kick = false;
         const thread = await this.load(threadId);
@@ -403,7 +409,9 @@ export class LocalSystem {
         d.abort = new AbortController();
         d.parentId = thread.record.parentId;
         try {
-          await runSlice(this.deps, thread, batch, { signal: d.abort.signal, deduplicated: true });
+          // Kept while the driver runs (a busy spell): an input read early may be routed late.
+          d.taken ??= new Set<string>();
+          await runSlice(this.deps, thread, batch, { signal: d.abort.signal, deduplicated: true, takenFromStore: d.taken });
         } finally {
           d.abort = null;
           // A report begun in this slice was delivered by now, or never will be.

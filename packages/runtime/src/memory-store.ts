@@ -75,7 +75,14 @@ export class MemoryStore implements RuntimeStore {
     record.messageCount = spec.seed.length;
     this.threads.set(spec.id, {
       record,
-      view: { stack: record.stack, parentId: spec.parentId, cutoff: spec.cutoff, parentSummaries: parent.summaries.length },
+      view: {
+        stack: record.stack,
+        kind: spec.kind,
+        parentId: spec.parentId,
+        spawnCallId: spec.spawnCallId,
+        cutoff: spec.cutoff,
+        parentSummaries: parent.summaries.length,
+      },
       own: spec.seed.slice(),
       summaries: [],
       processed: new Set(),
@@ -83,8 +90,12 @@ export class MemoryStore implements RuntimeStore {
     });
   }
 
-  async saveSummary(threadId: string, summary: Pick<CompactionSummary, 'upTo' | 'text'>): Promise<void> {
-    this.threads.get(threadId)?.summaries.push({ upTo: summary.upTo, text: summary.text });
+  async saveSummary(threadId: string, summary: Pick<CompactionSummary, 'upTo' | 'text' | 'keepFrom'>): Promise<void> {
+    this.threads.get(threadId)?.summaries.push({
+      upTo: summary.upTo,
+      text: summary.text,
+      ...(summary.keepFrom !== undefined && { keepFrom: summary.keepFrom }),
+    });
   }
 
   async applySummary(threadId: string): Promise<void> {
@@ -223,7 +234,7 @@ export class MemoryStore implements RuntimeStore {
     if (!t) {
       t = {
         record: newRecord(threadId, [threadId], 'root'),
-        view: { stack: [threadId], parentId: null, cutoff: 0, parentSummaries: 0 },
+        view: { stack: [threadId], kind: 'root', parentId: null, spawnCallId: null, cutoff: 0, parentSummaries: 0 },
         own: [],
         summaries: [],
         processed: new Set(),

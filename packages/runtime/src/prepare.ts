@@ -7,7 +7,7 @@ import { toolResultMessage, userTextMessage } from './history.js';
 import { answer, isComplete, resultBlock, resultsMessage, unanswered, unansweredCall } from './batch.js';
 import type { PendingCall, Subscription, ThreadRecord } from './store.js';
 import type { ToolDisplay } from './tool.js';
-import { INJECTED_TOOL_NAME, INTERRUPTED_BY_USER, readParentMessage, readReport, WOKEN_BY_INPUT, type InjectedReport } from './wording.js';
+import { INJECTED_TOOL_NAME, INTERRUPTED_BY_USER, MOVED_TO_BACKGROUND, readParentMessage, readReport, WOKEN_BY_INPUT, type InjectedReport } from './wording.js';
 
 export type DropReason = 'duplicate' | 'stale' | 'closed' | 'inactive';
 
@@ -30,6 +30,8 @@ export interface PrepareContext {
   /** The thread's loaded history: where original calls of injected events are looked up. */
   history: readonly HistoryMessage[];
   isPassive(toolName: string): boolean;
+  /** Whether the tool keeps a running call going in the background when the user writes (see AsyncTool.background). */
+  continuesInBackground?(call: PendingCall): boolean;
   processed: ReadonlySet<string>;
 }
 
@@ -52,7 +54,7 @@ export class Preparer {
   readonly accepted: InputMessage[] = [];
   readonly dropped: Array<{ input: InputMessage; reason: DropReason }> = [];
   /** Calls ended by new input, with the result the model will read for each. */
-  readonly interrupted: Array<{ call: PendingCall; reason: 'user' | 'input'; result: ToolResultBlock }> = [];
+  readonly interrupted: Array<{ call: PendingCall; reason: 'user' | 'input'; result: ToolResultBlock; background?: true }> = [];
   readonly deferred: InputMessage[] = [];
   readonly threaded: Array<{ input: InputMessage; event: EventInput; sub: Subscription }> = [];
   readonly injected: Injected[] = [];
@@ -62,6 +64,8 @@ export class Preparer {
   subscriptions: Subscription[];
   private readonly seen = new Set<string>();
   private held: InputMessage[] = [];
+  /** Quiet events seen in this fold, in order: they reach history only if something wakes the thread. */
+  private quiet: InputMessage[] = [];
   private acceptedAny = false;
 
   constructor(private readonly ctx: PrepareContext) {
@@ -90,9 +94,14 @@ export class Preparer {
     return this;
   }
 
-  /** Inputs still waiting when the fold ended: they stay queued (not consumed). */
+  /**
+   * Inputs still waiting when the fold ended stay queued (not consumed): those held behind a
+   * pending call, and quiet events when nothing else woke the thread.
+   */
   finish(): this {
-    this.deferred.push(...this.held);
+    if (this.acceptedAny) this.flushQuiet();
+    this.deferred.push(...this.quiet, ...this.held);
+    this.quiet = [];
     this.held = [];
     return this;
   }
@@ -113,10 +122,21 @@ export class Preparer {
       this.held.push(input);
       return;
     }
+    if (body.kind === 'event' && body.quiet === true && body.associative === true) {
+      if (this.subscriptions.some((s) => s.callId === body.toolUseId)) {
+        this.quiet.push(input);
+        return;
+      }
+    } else if (body.kind === 'user_text') {
+      // The user's words end the waits first; output gathered meanwhile then comes before them.
+      this.settlePending('user');
+      this.flushQuiet();
+    } else if (body.kind !== 'tool_result' && body.kind !== 'compaction' && body.kind !== 'compaction_complete') {
+      this.flushQuiet();
+    }
     this.consume(input);
     switch (body.kind) {
       case 'user_text':
-        this.settlePending('user');
         this.append.push(userTextMessage(body.text));
         this.accept(input);
         return;
@@ -135,6 +155,7 @@ export class Preparer {
           ];
         }
         this.accept(input);
+        this.flushQuiet();
         return;
       case 'event': {
         const sub = this.subscriptions.find((s) => s.callId === body.toolUseId);
@@ -185,6 +206,27 @@ export class Preparer {
     }
   }
 
+  /** Quiet events seen so far reach history now (something woke the thread), in their order. */
+  private flushQuiet(): void {
+    if (this.quiet.length === 0) return;
+    const quiet = this.quiet;
+    this.quiet = [];
+    for (const input of quiet) {
+      this.consume(input);
+      const body = input.body as EventInput;
+      const sub = this.subscriptions.find((s) => s.callId === body.toolUseId);
+      if (!sub) {
+        this.dropped.push({ input, reason: 'inactive' });
+        continue;
+      }
+      if (body.final) this.subscriptions = this.subscriptions.filter((s) => s !== sub);
+      this.inject(input, 'event', body.toolUseId, sub.name, sub.input, body.content, body.isError === true, {
+        final: body.final === true,
+        ...(body.display ? { display: body.display } : {}),
+      });
+    }
+  }
+
   private consume(input: InputMessage): void {
     this.seen.add(input.id);
     this.consumed.push(input.id);
@@ -208,6 +250,14 @@ export class Preparer {
    */
   private settlePending(cause: 'user' | 'input'): void {
     for (const call of unanswered(this.batch)) {
+      if (cause === 'user' && !call.inherited && this.ctx.continuesInBackground?.(call) === true) {
+        // The call goes on as a subscription: its output and end arrive as events.
+        const result = resultBlock(call.id, [text(MOVED_TO_BACKGROUND.replace('{call}', call.id))], false);
+        this.batch = answer(this.batch, call.id, result);
+        this.subscriptions = [...this.subscriptions.filter((s) => s.callId !== call.id), { callId: call.id, name: call.name, input: call.input }];
+        this.interrupted.push({ call, reason: cause, result, background: true });
+        continue;
+      }
       const passive = this.ctx.isPassive(call.name);
       const result = passive
         ? resultBlock(call.id, [text(WOKEN_BY_INPUT)], false)
@@ -229,6 +279,7 @@ export class Preparer {
     extra: Omit<Injected, 'injectedId' | 'source' | 'originalCallId' | 'content'> = {},
   ): void {
     this.settlePending('input');
+    if (source === 'event' && this.mergeEvent(input, originalCallId, content, isError, extra)) return;
     const injectedId = derivedId('toolu_ev_', this.ctx.record.id, input.id);
     this.append.push({
       role: 'assistant',
@@ -254,6 +305,40 @@ export class Preparer {
     this.accept(input);
   }
 
+  /**
+   * An event that directly follows another of the same subscription in this fold joins it: one
+   * injected call with their contents in order, instead of a call (repeating the original
+   * arguments) per batch of output.
+   */
+  private mergeEvent(
+    input: InputMessage,
+    originalCallId: string,
+    content: ResultContent[],
+    isError: boolean,
+    extra: Omit<Injected, 'injectedId' | 'source' | 'originalCallId' | 'content'>,
+  ): boolean {
+    const last = this.injected[this.injected.length - 1];
+    const results = this.append[this.append.length - 1];
+    const block = results?.content[0];
+    if (
+      last?.source !== 'event' ||
+      last.originalCallId !== originalCallId ||
+      last.final === true ||
+      block?.type !== 'tool_result' ||
+      block.tool_use_id !== last.injectedId ||
+      results.content.length !== 1
+    ) {
+      return false;
+    }
+    const merged = joinContent(last.content, content);
+    this.append[this.append.length - 1] = toolResultMessage(last.injectedId, merged, isError || block.is_error === true);
+    last.content = merged;
+    if (extra.final) last.final = true;
+    if (extra.display) last.display = extra.display;
+    this.accept(input);
+    return true;
+  }
+
   private findCall(callId: string): ToolUseBlock | undefined {
     for (const list of [this.append, this.ctx.history]) {
       for (let i = list.length - 1; i >= 0; i--) {
@@ -265,6 +350,17 @@ export class Preparer {
     const sub = this.subscriptions.find((s) => s.callId === callId);
     return sub && { type: 'tool_use', id: callId, name: sub.name, input: sub.input };
   }
+}
+
+/** Two event payloads as one: texts that meet are joined by a line break. */
+function joinContent(a: readonly ResultContent[], b: readonly ResultContent[]): ResultContent[] {
+  const out = [...a];
+  for (const block of b) {
+    const prev = out[out.length - 1];
+    if (prev?.type === 'text' && block.type === 'text') out[out.length - 1] = text(`${prev.text}\n${block.text}`);
+    else out.push(block);
+  }
+  return out;
 }
 
 /** The instructions of a spawn call, which a report or a parent's message arrives on. */

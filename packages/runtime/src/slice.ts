@@ -32,6 +32,12 @@ export interface SliceOptions {
   signal: AbortSignal;
   /** The inputs came through the durable queue, which already refused duplicate ids. */
   deduplicated: boolean;
+  /**
+   * Receives the ids of inputs the slice read from the store itself (waiting ones): a router
+   * holding some of them for a later batch drops them there (they are consumed, or wait in the
+   * store, where the next slice reads them).
+   */
+  takenFromStore?: Set<string>;
 }
 
 /**
@@ -60,12 +66,23 @@ export async function runSlice(
     record,
     history: thread.history,
     isPassive: (name) => deps.tools.isPassive(name),
+    continuesInBackground: (call) => {
+      const tool = deps.tools.get(call.name);
+      if (tool?.kind !== 'async' || tool.background === undefined) return false;
+      return tool.canBackground?.({ threadId, threadStack: record.stack, call, thread: record }) ?? true;
+    },
     processed,
-  }).add(inputs);
-  if (record.hasDeferred && !prep.activeCallPending) {
-    // Inputs that waited behind the batch just answered follow it, in arrival order.
+  });
+  if (record.hasDeferred) {
+    // Inputs that waited (behind a pending call, or quiet events for a wake) came before this
+    // slice's own: they are folded first, in arrival order, and wait again if they still must.
     const batch = new Set(inputs.map((i) => i.id));
-    prep.add((await store.pendingInputsFor(threadId)).filter((i) => !batch.has(i.id)));
+    const waiting = (await store.pendingInputsFor(threadId)).filter((i) => !batch.has(i.id));
+    // Some may not have reached the router's batch yet: it must not hand them over again.
+    for (const i of waiting) opts.takenFromStore?.add(i.id);
+    prep.add([...waiting, ...inputs]);
+  } else {
+    prep.add(inputs);
   }
   prep.finish();
   announce(deps, thread, prep);
@@ -369,8 +386,14 @@ function announce(deps: SliceDeps, thread: LoadedThread, prep: Preparer): void {
     }
   }
   for (const inj of prep.injected) bus.emit({ type: 'event-injected', threadId, ...inj });
-  for (const { call, reason, result } of prep.interrupted) {
+  for (const { call, reason, result, background } of prep.interrupted) {
     const tool = deps.tools.get(call.name);
+    if (background && tool?.kind === 'async') {
+      tool.background?.({ threadId, threadStack: thread.record.stack, call, thread: thread.record });
+      // Observers see the call answered as one that started a subscription.
+      bus.emit({ type: 'tool-result', threadId, toolUseId: call.id, content: result.content, isError: false, subscription: true });
+      continue;
+    }
     if (tool?.kind === 'async') {
       tool.cancel?.({ threadId, threadStack: thread.record.stack, call, thread: thread.record });
     }

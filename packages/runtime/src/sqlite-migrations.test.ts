@@ -85,6 +85,50 @@ describe('session store versions', () => {
     check.close();
   });
 
+  it('opens a version 3 store: its summaries are shown byte for byte as before, and new ones keep turns', async () => {
+    const path = dbPath();
+    const old = new Database(path);
+    old.exec(SCHEMA_V0);
+    old.exec('ALTER TABLE summaries ADD COLUMN applied_at INTEGER');
+    old.pragma('user_version = 3');
+    old.prepare("INSERT INTO threads (uid, stack, root, message_count, summary_count) VALUES ('root', '[\"root\"]', 'root', 4, 1)").run();
+    const thinking = { type: 'thinking' as const, thinking: 'bound to the summary', signature: 'c2ln' };
+    old.prepare('INSERT INTO messages (thread, data) VALUES (1, ?)').run(
+      JSON.stringify([
+        { role: 'user', content: [{ type: 'text', text: 'old question' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'old answer' }] },
+        { role: 'user', content: [{ type: 'text', text: 'newer question' }] },
+        { role: 'assistant', content: [thinking, { type: 'text', text: 'newer answer' }] },
+      ]),
+    );
+    old.prepare("INSERT INTO summaries (thread, up_to, text, applied_at) VALUES (1, 2, 'We discussed the old question.', 2)").run();
+    old.close();
+
+    const store = new SqliteStore({ path });
+    // The turn after the summary holds thinking signed against these exact bytes: no record added.
+    expect((await store.loadThread('root'))!.history).toEqual([
+      { role: 'user', content: [{ type: 'text', text: '[Summary of the conversation so far]\nWe discussed the old question.\n\nThread stack: ["root"]' }] },
+      { role: 'user', content: [{ type: 'text', text: 'newer question' }] },
+      { role: 'assistant', content: [thinking, { type: 'text', text: 'newer answer' }] },
+    ]);
+    await store.saveSummary('root', { upTo: 4, text: 'Two questions so far.', keepFrom: 2 });
+    await store.applySummary('root');
+    const [summary, ...kept] = (await store.loadThread('root'))!.history;
+    expect(JSON.stringify(summary)).toContain('<user_message>\\nold question\\n</user_message>');
+    expect(kept).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'newer question' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'newer answer' }] },
+    ]);
+    await store.close();
+    const check = new Database(path);
+    expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(check.prepare('SELECT up_to, keep_from, applied_at FROM summaries ORDER BY id').all()).toEqual([
+      { up_to: 2, keep_from: null, applied_at: 2 },
+      { up_to: 4, keep_from: 2, applied_at: 4 },
+    ]);
+    check.close();
+  });
+
   it('a new store gets the current version', async () => {
     const path = dbPath();
     await new SqliteStore({ path }).close();

@@ -8,8 +8,10 @@ import { SCHEMA } from './sqlite-schema.js';
  * 2: a thread's pending calls are a JSON array (a reply's batch), and completions are logged.
  * 3: messages may hold thinking blocks, sent back byte for byte (an older version would lose
  * them), and a summary records when its thread switched to it (summaries.applied_at).
+ * 4: a summary may keep the latest turns verbatim after it (summaries.keep_from); an older
+ * version would show the summary without them, and without the user's messages kept with it.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /**
  * Brings the database up to SCHEMA_VERSION in one transaction. A store from a newer version is
@@ -39,6 +41,11 @@ export function migrate(db: Database.Database, path: string): void {
     if (!columns.some((c) => c.name === 'applied_at')) {
       // Before version 3 a summary applied as soon as it was stored; none had thinking to keep.
       db.exec('ALTER TABLE summaries ADD COLUMN applied_at INTEGER; UPDATE summaries SET applied_at = up_to');
+    }
+    if (!columns.some((c) => c.name === 'keep_from')) {
+      // NULL: older summaries keep nothing and stay shown exactly as before (turns made after
+      // them hold thinking bound to those bytes).
+      db.exec('ALTER TABLE summaries ADD COLUMN keep_from INTEGER');
     }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   })();

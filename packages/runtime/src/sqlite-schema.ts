@@ -55,7 +55,10 @@ CREATE TABLE IF NOT EXISTS summaries (
   up_to INTEGER NOT NULL,
   text TEXT NOT NULL,
   -- The thread's message count when it switched to this summary; NULL until then (store.ts).
-  applied_at INTEGER
+  applied_at INTEGER,
+  -- Own messages from here on stay verbatim after the summary; NULL in summaries from before
+  -- version 4, which keep none (store.ts, CompactionSummary.keepFrom).
+  keep_from INTEGER
 );
 CREATE INDEX IF NOT EXISTS summaries_thread ON summaries (thread, id);
 -- Durable wake-ups: one scheduler reads the earliest; no timer per thread in memory.

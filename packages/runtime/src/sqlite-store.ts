@@ -78,7 +78,9 @@ export class SqliteStore implements RuntimeStore {
         const row = this.stmt.viewInfo.get(uid);
         return row && {
           stack: JSON.parse(row.stack) as string[],
+          kind: row.kind as ThreadKind,
           parentId: row.parent_uid,
+          spawnCallId: row.spawn_call,
           cutoff: row.cutoff,
           parentSummaries: row.parent_summaries,
         };
@@ -90,7 +92,12 @@ export class SqliteStore implements RuntimeStore {
       summaries: (uid) => {
         const t = this.lookup(uid);
         return t
-          ? this.stmt.summaries.all(t.id).map((r) => ({ upTo: r.up_to, text: r.text, ...(r.applied_at !== null && { appliedAt: r.applied_at }) }))
+          ? this.stmt.summaries.all(t.id).map((r) => ({
+              upTo: r.up_to,
+              text: r.text,
+              ...(r.keep_from !== null && { keepFrom: r.keep_from }),
+              ...(r.applied_at !== null && { appliedAt: r.applied_at }),
+            }))
           : [];
       },
     };
@@ -151,11 +158,11 @@ export class SqliteStore implements RuntimeStore {
     });
   }
 
-  saveSummary(threadId: string, summary: Pick<CompactionSummary, 'upTo' | 'text'>): Promise<void> {
+  saveSummary(threadId: string, summary: Pick<CompactionSummary, 'upTo' | 'text' | 'keepFrom'>): Promise<void> {
     return this.committer.run(() => {
       const t = this.lookup(threadId);
       if (!t) return;
-      this.stmt.insertSummary.run(t.id, summary.upTo, summary.text);
+      this.stmt.insertSummary.run(t.id, summary.upTo, summary.text, summary.keepFrom ?? null);
       this.stmt.bumpSummaries.run(t.id);
     });
   }
@@ -422,8 +429,11 @@ function threadStatements(db: Database.Database) {
       'SELECT id, message_count FROM threads WHERE uid = ?',
     ),
     uidById: db.prepare<[number], string>('SELECT uid FROM threads WHERE id = ?').pluck(),
-    viewInfo: db.prepare<[string], { stack: string; parent_uid: string | null; cutoff: number; parent_summaries: number }>(
-      'SELECT t.stack, p.uid AS parent_uid, t.cutoff, t.parent_summaries FROM threads t ' +
+    viewInfo: db.prepare<
+      [string],
+      { stack: string; kind: string; parent_uid: string | null; spawn_call: string | null; cutoff: number; parent_summaries: number }
+    >(
+      'SELECT t.stack, t.kind, p.uid AS parent_uid, t.spawn_call, t.cutoff, t.parent_summaries FROM threads t ' +
         'LEFT JOIN threads p ON p.id = t.parent WHERE t.uid = ?',
     ),
     insertRoot: db.prepare<[string, string, string]>('INSERT OR IGNORE INTO threads (uid, stack, root) VALUES (?, ?, ?)'),
@@ -439,10 +449,12 @@ function threadStatements(db: Database.Database) {
       .pluck(),
     messages: db.prepare<[number], string>('SELECT data FROM messages WHERE thread = ? ORDER BY id').pluck(),
     insertMessage: db.prepare<[number, string]>('INSERT INTO messages (thread, data) VALUES (?, ?)'),
-    summaries: db.prepare<[number], { up_to: number; text: string; applied_at: number | null }>(
-      'SELECT up_to, text, applied_at FROM summaries WHERE thread = ? ORDER BY id',
+    summaries: db.prepare<[number], { up_to: number; text: string; keep_from: number | null; applied_at: number | null }>(
+      'SELECT up_to, text, keep_from, applied_at FROM summaries WHERE thread = ? ORDER BY id',
     ),
-    insertSummary: db.prepare<[number, number, string]>('INSERT INTO summaries (thread, up_to, text) VALUES (?, ?, ?)'),
+    insertSummary: db.prepare<[number, number, string, number | null]>(
+      'INSERT INTO summaries (thread, up_to, text, keep_from) VALUES (?, ?, ?, ?)',
+    ),
     applySummary: db.prepare<[number]>(
       `UPDATE summaries SET applied_at = (SELECT message_count FROM threads WHERE id = summaries.thread)
        WHERE id = (SELECT max(id) FROM summaries s WHERE s.thread = ?) AND applied_at IS NULL`,

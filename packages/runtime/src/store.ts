@@ -30,9 +30,16 @@ export interface Subscription {
 }
 
 export interface CompactionSummary {
-  /** Own messages [0, upTo) (and everything inherited) are replaced by the summary. */
+  /** Own messages [0, upTo) (and everything inherited) are what the summary was written from. */
   upTo: number;
   text: string;
+  /**
+   * Own messages [keepFrom, upTo) stay in the view after the summary as they were (the latest
+   * turns); the ones before are replaced by the summary and the verbatim record the view builds
+   * from them (the user's own messages). Unset in summaries stored before it existed: those
+   * replace everything before `upTo` and carry no record, and are shown exactly as they were.
+   */
+  keepFrom?: number;
   /**
    * The owner's message count when it switched to the summary (applySummary); unset until then,
    * and its own view ignores the summary. Turns in [upTo, appliedAt) were made before the
@@ -110,7 +117,7 @@ export interface ConversationStore {
   /** Creates a child thread (no-op if the id exists: spawning is idempotent by id). */
   createThread(spec: NewThread): Promise<void>;
   /** Store a summary for the thread; loads substitute it once it is applied. */
-  saveSummary(threadId: string, summary: Pick<CompactionSummary, 'upTo' | 'text'>): Promise<void>;
+  saveSummary(threadId: string, summary: Pick<CompactionSummary, 'upTo' | 'text' | 'keepFrom'>): Promise<void>;
   /** The thread switches to its latest summary from now on (see CompactionSummary.appliedAt). */
   applySummary(threadId: string): Promise<void>;
   closeThread(threadId: string): Promise<void>;

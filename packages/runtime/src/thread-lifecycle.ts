@@ -1,3 +1,4 @@
+import { keptTailStart } from './compaction-tail.js';
 import { derivedId, derivedThreadId } from './ids.js';
 import type { EventInput, InputMessage, ReportInput } from './input.js';
 import { toolResult } from './input.js';
@@ -7,15 +8,9 @@ import { safePoint } from './history-view.js';
 import type { RuntimeServices } from './services.js';
 import type { LoadedThread, PendingCall, Subscription, ThreadRecord } from './store.js';
 import { stackLine } from './thread-identity.js';
-import { frameReport, INJECTED_TOOL_NAME, type InjectedReport, type ReportFrame } from './wording.js';
+import { COMPACTION_PHRASES, frameReport, INJECTED_TOOL_NAME, type InjectedReport, type ReportFrame } from './wording.js';
 
 export const COMPACTION_TOOL_NAME = '__harness_begin_compaction__';
-
-const COMPACTION_INSTRUCTIONS =
-  'You are inside a compaction thread holding the whole conversation above. Write a summary that ' +
-  'lets the work continue without it: the goal, decisions and their reasons, progress so far, files ' +
-  'and code changed (with paths), commands run and their outcomes, and what remains to do. Reply ' +
-  'with the summary only, as plain text, without calling tools.';
 
 /**
  * Creates a child for `spawn_thread` (idempotent by call id). It inherits the parent's history up
@@ -164,7 +159,7 @@ export async function spawnCompactionThread(s: RuntimeServices, parent: LoadedTh
     seed: [{ role: 'assistant', content: [{ type: 'tool_use', id: callId, name: COMPACTION_TOOL_NAME, input: {} }] }],
   });
   const identity = stackLine([...parent.record.stack, childId]);
-  await s.deliver(toolResult(childId, callId, [text(`${COMPACTION_INSTRUCTIONS}\n${identity}`)]));
+  await s.deliver(toolResult(childId, callId, [text(`${COMPACTION_PHRASES.instructions}\n${identity}`)]));
   s.bus.emit({ type: 'thread-spawned', threadId: parent.record.id, childId, kind: 'compaction', spawnCallId: callId });
   return childId;
 }
@@ -185,7 +180,7 @@ export async function closeThread(s: RuntimeServices, thread: ThreadRecord, repo
   }
   if (thread.kind === 'compaction') {
     if (report !== undefined && report.trim() !== '') {
-      await s.store.saveSummary(parentId, { upTo: thread.cutoff, text: report });
+      await s.store.saveSummary(parentId, { upTo: thread.cutoff, text: report, keepFrom: await keepFrom(s, parentId, thread.cutoff) });
     } else {
       s.bus.emit({ type: 'error', threadId: parentId, kind: 'tool', message: 'Compaction produced no summary; history is unchanged.' });
     }
@@ -198,6 +193,16 @@ export async function closeThread(s: RuntimeServices, thread: ThreadRecord, repo
   await s.store.closeThread(thread.id);
   thread.status = 'closed';
   s.bus.emit({ type: 'thread-closed', threadId: thread.id });
+}
+
+/**
+ * Where the summarised thread's kept turns start. Its view is still the one the compaction was
+ * spawned from (a thread compacts once at a time, and switches to this summary only once it is
+ * in), and its messages before the cut-off never change: the same answer as at the spawn.
+ */
+async function keepFrom(s: RuntimeServices, threadId: string, cutoff: number): Promise<number> {
+  const view = await s.store.loadThread(threadId);
+  return view ? keptTailStart(view, cutoff) : cutoff;
 }
 
 /**

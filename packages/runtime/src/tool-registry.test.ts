@@ -24,12 +24,62 @@ describe('checking tool calls', () => {
     expect(registry.resolve(call('read', { path: 'a.txt' }))).toMatchObject({ kind: 'async', input: { path: 'a.txt' } });
     expect(registry.resolve(call('read', {}))).toEqual({
       kind: 'error',
-      message: "Error: invalid arguments for read: input must have required property 'path'.",
+      message: 'Error: invalid arguments for read: Missing required property "path" (string).',
     });
-    expect(registry.resolve(call('read', { path: 1, extra: true }))).toMatchObject({
+    expect(registry.resolve(call('read', { path: 1, extra: true }))).toEqual({
       kind: 'error',
-      message: expect.stringMatching(/^Error: invalid arguments for read: .*must NOT have additional properties.*\/path must be string/),
+      message: 'Error: invalid arguments for read: Unknown property "extra" (accepted: path). "path" must be string (got integer 1).',
     });
+  });
+
+  it('says which property is wrong and what it should be, for every kind of mistake', async () => {
+    const registry = new ToolRegistry([
+      tool('read_file', {
+        type: 'object',
+        properties: {
+          path: { type: 'string' },
+          start_line: { type: 'integer', minimum: 1 },
+          mode: { type: 'string', enum: ['content', 'count'] },
+          '-A': { type: 'integer', minimum: 0 },
+          opts: {
+            type: 'object',
+            properties: { depth: { type: 'number' }, tags: { type: 'array', items: { type: 'string' } } },
+            required: ['depth'],
+            additionalProperties: false,
+          },
+          either: { type: ['string', 'null'] },
+          name: { type: 'string', minLength: 2 },
+        },
+        required: ['path'],
+        additionalProperties: false,
+      }),
+      tool('bare', { type: 'object', additionalProperties: false }),
+    ]);
+    await registry.ready();
+    const message = (name: string, input: unknown) => {
+      const r = registry.resolve({ id: 'c', name, input: input as Record<string, unknown> });
+      return r.kind === 'error' ? r.message.replace(`Error: invalid arguments for ${name}: `, '') : `(accepted: ${r.kind})`;
+    };
+    expect(message('read_file', { path: 'a', foo: 1, query: 'x' })).toBe(
+      'Unknown property "foo" (accepted: path, start_line, mode, -A, opts, either, name). ' +
+        'Unknown property "query" (accepted: path, start_line, mode, -A, opts, either, name).',
+    );
+    expect(message('read_file', { start_line: 'one' })).toBe('Missing required property "path" (string). "start_line" must be integer (got string "one").');
+    expect(message('read_file', { path: 'a', start_line: 1.5 })).toBe('"start_line" must be integer (got number 1.5).');
+    expect(message('read_file', { path: 'a', start_line: 0, '-A': -1 })).toBe('"start_line" must be >= 1 (got integer 0). "-A" must be >= 0 (got integer -1).');
+    expect(message('read_file', { path: 'a', mode: 'lines' })).toBe('"mode" must be one of "content", "count" (got string "lines").');
+    expect(message('read_file', { path: ['a', 'b'] })).toBe('"path" must be string (got array).');
+    expect(message('read_file', { path: { deep: true } })).toBe('"path" must be string (got object).');
+    expect(message('read_file', { path: 'a', either: 3 })).toBe('"either" must be string or null (got integer 3).');
+    expect(message('read_file', { path: 'a', name: 'x' })).toBe('"name" must NOT have fewer than 2 characters.');
+    expect(message('read_file', { path: 'x'.repeat(60), start_line: 'y'.repeat(60) })).toBe('"start_line" must be integer (got string).');
+    // Nested properties are named by their path.
+    expect(message('read_file', { path: 'a', opts: { tags: ['x', 2], extra: 1 } })).toBe(
+      'Missing required property "depth" in "opts" (number). Unknown property "extra" in "opts" (accepted: depth, tags). ' +
+        '"opts.tags[1]" must be string (got integer 2).',
+    );
+    expect(message('read_file', ['a.txt'])).toBe('The arguments must be a JSON object (got array).');
+    expect(message('bare', { x: 1 })).toBe('Unknown property "x" (it takes no properties).');
   });
 
   it("a tool whose schema cannot be compiled answers its calls with an error; the other tools work", async () => {
@@ -52,7 +102,7 @@ describe('checking tool calls', () => {
     ]);
     await registry.warm();
     expect(registry.resolve(call('broken', { n: 1 }))).toMatchObject({ kind: 'error', message: expect.stringMatching(/its input schema is invalid/) });
-    expect(registry.resolve(call('read', {}))).toMatchObject({ kind: 'error', message: expect.stringMatching(/required property 'path'/) });
+    expect(registry.resolve(call('read', {}))).toMatchObject({ kind: 'error', message: expect.stringMatching(/Missing required property "path"/) });
     expect(registry.resolve(call('read', { path: 'a' }))).toMatchObject({ kind: 'async' });
   });
 
@@ -62,10 +112,12 @@ describe('checking tool calls', () => {
     const check = Object.assign(
       (data: unknown): boolean => {
         const ok = typeof (data as { path?: unknown }).path === 'string';
-        check.errors = ok ? null : [{ instancePath: '', message: "must have required property 'path'" }];
+        check.errors = ok
+          ? null
+          : [{ instancePath: '', schemaPath: '#/required', keyword: 'required', params: { missingProperty: 'path' }, message: "must have required property 'path'" }];
         return ok;
       },
-      { errors: null as null | Array<{ instancePath: string; message: string }> },
+      { errors: null as null | Array<{ instancePath: string; schemaPath: string; keyword: string; params: Record<string, unknown>; message: string }> },
     );
     const registry = new ToolRegistry(
       [tool('read', readSchema), tool('other', { type: 'object', properties: {} })],
@@ -75,7 +127,7 @@ describe('checking tool calls', () => {
     expect(registry.checksReady([call('read', {}), call('other', {})])).toBe(false);
     // No ready(): the check is there already.
     expect(registry.resolve(call('read', { path: 'a.txt' }))).toMatchObject({ kind: 'async', input: { path: 'a.txt' } });
-    expect(registry.resolve(call('read', {}))).toEqual({ kind: 'error', message: "Error: invalid arguments for read: input must have required property 'path'." });
+    expect(registry.resolve(call('read', {}))).toEqual({ kind: 'error', message: 'Error: invalid arguments for read: Missing required property "path" (string).' });
     expect(() => registry.resolve(call('other', {}))).toThrow(/before ready\(\)/);
   });
 });

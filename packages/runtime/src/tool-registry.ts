@@ -7,7 +7,16 @@ import { INJECTED_TOOL_NAME } from './wording.js';
 /** A schema check as Ajv makes them: true when `data` fits; otherwise `errors` says why. */
 export interface InputCheck {
   (data: unknown): boolean;
-  errors?: ReadonlyArray<{ instancePath?: string; message?: string }> | null;
+  errors?: ReadonlyArray<InputError> | null;
+}
+
+/** One of Ajv's errors (its standalone code makes the same), the fields the messages use. */
+export interface InputError {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
+  schemaPath?: string;
 }
 
 /**
@@ -225,13 +234,117 @@ export class ToolRegistry {
       }
     }
     if (!validate(call.input)) {
-      const detail = (validate.errors ?? [])
-        .map((e) => `${e.instancePath || 'input'} ${e.message ?? 'is invalid'}`)
-        .join('; ');
-      return { kind: 'error', message: `Error: invalid arguments for ${call.name}: ${detail}.` };
+      const detail = describeInputErrors(validate.errors ?? [], call.input, entry.tool.input_schema);
+      return { kind: 'error', message: `Error: invalid arguments for ${call.name}: ${detail}` };
     }
     return entry.tool.kind === 'sync'
       ? { kind: 'sync', tool: entry.tool, input: call.input }
       : { kind: 'async', tool: entry.tool, input: call.input };
   }
+}
+
+/**
+ * Ajv's errors as sentences a model can act on, each naming the property and what was expected:
+ * `Unknown property "foo" (accepted: path, start_line).`, `Missing required property "path"
+ * (string).`, `"start_line" must be integer (got string "one").`, `"mode" must be one of "a", "b"
+ * (got "c").`, `"n" must be >= 1 (got 0).` Anything else keeps Ajv's wording, after the property.
+ */
+export function describeInputErrors(errors: readonly InputError[], input: unknown, schema: unknown): string {
+  const sentences = errors.map((e) => describeError(e, input, schema));
+  return [...new Set(sentences)].join(' ') || 'they do not match the input schema.';
+}
+
+function describeError(e: InputError, input: unknown, schema: unknown): string {
+  const pointer = e.instancePath ?? '';
+  const at = propertyName(pointer);
+  const params = e.params ?? {};
+  const value = valueAt(input, pointer);
+  // The schema of the object the keyword belongs to: the schema path without the keyword.
+  const owner = schemaAt(schema, (e.schemaPath ?? '').replace(/\/[^/]*$/, ''));
+  const inObject = at === '' ? '' : ` in "${at}"`;
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const name = String(params.additionalProperty);
+      const accepted = Object.keys(record(record(owner)?.properties) ?? {});
+      return `Unknown property "${name}"${inObject}${accepted.length > 0 ? ` (accepted: ${accepted.join(', ')})` : ' (it takes no properties)'}.`;
+    }
+    case 'required': {
+      const name = String(params.missingProperty);
+      const type = typeName(record(record(record(owner)?.properties)?.[name])?.type);
+      return `Missing required property "${name}"${inObject}${type ? ` (${type})` : ''}.`;
+    }
+    case 'type': {
+      const expected = typeName(params.type) ?? 'of another type';
+      return at === '' ? `The arguments must be a JSON ${expected} (got ${got(value)}).` : `"${at}" must be ${expected} (got ${got(value)}).`;
+    }
+    case 'enum': {
+      const allowed = Array.isArray(params.allowedValues) ? params.allowedValues.map((v) => JSON.stringify(v)).join(', ') : '';
+      return `"${at}" must be one of ${allowed} (got ${got(value)}).`;
+    }
+    case 'const':
+      return `"${at}" must be ${JSON.stringify(params.allowedValue)} (got ${got(value)}).`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `"${at}" must be ${String(params.comparison)} ${String(params.limit)} (got ${got(value)}).`;
+    default:
+      return `${at === '' ? 'The arguments' : `"${at}"`} ${e.message ?? 'are invalid'}.`;
+  }
+}
+
+/** `/a/b/0` as `a.b[0]` (JSON pointer escapes undone); '' for the arguments themselves. */
+function propertyName(pointer: string): string {
+  if (pointer === '') return '';
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((name, part) => (/^\d+$/.test(part) && name !== '' ? `${name}[${part}]` : name === '' ? part : `${name}.${part}`), '');
+}
+
+function valueAt(input: unknown, pointer: string): unknown {
+  if (pointer === '') return input;
+  let v: unknown = input;
+  for (const raw of pointer.slice(1).split('/')) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[part] : undefined;
+  }
+  return v;
+}
+
+function schemaAt(schema: unknown, path: string): unknown {
+  let s: unknown = schema;
+  for (const raw of path.replace(/^#\/?/, '').split('/')) {
+    if (raw === '') continue;
+    let part = raw;
+    try {
+      part = decodeURIComponent(raw);
+    } catch {
+      // Not URI-encoded after all: used as it is.
+    }
+    s = record(s)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return s;
+}
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function typeName(t: unknown): string | undefined {
+  if (typeof t === 'string') return t.includes(',') ? t.split(',').join(' or ') : t;
+  if (Array.isArray(t)) return t.map(String).join(' or ');
+  return undefined;
+}
+
+/** What was sent: its JSON type, and the value itself when it is short. */
+function got(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'object') return 'object';
+  const type = typeof v === 'number' && Number.isInteger(v) ? 'integer' : typeof v;
+  const text = JSON.stringify(v);
+  return text.length <= 40 ? `${type} ${text}` : type;
 }

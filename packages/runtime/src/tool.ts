@@ -78,6 +78,12 @@ export interface ToolEvent {
   final?: boolean;
   /** Append to the thread's history (command output); otherwise an ephemeral thread handles it. */
   associative?: boolean;
+  /**
+   * Associative events only: doesn't wake the thread. It waits in the queue and reaches history
+   * with whatever wakes the thread next (another event, a result, user text), coalesced with the
+   * subscription's neighbouring events: output the model did not ask to be woken for.
+   */
+  quiet?: boolean;
 }
 
 /** An async tool answers later through `respond`; the runtime turns that into a queued input. */
@@ -128,6 +134,14 @@ export interface AsyncTool extends ToolBase {
   dispatch(input: Record<string, unknown>, ctx: AsyncToolContext): void | Promise<void>;
   /** Stop a running call (user interrupted it, or it was cancelled). Best effort. */
   cancel?(ctx: ToolContext): void;
+  /**
+   * Present when a running call may go on in the background instead of being cancelled when the
+   * user's message reaches its thread: the runtime then answers the call for it (saying so) and
+   * starts its subscription, and the tool delivers what follows as events, never a result.
+   */
+  background?(ctx: ToolContext): void;
+  /** With `background`: whether this call can go on now (false, say, before it started); it is cancelled otherwise. */
+  canBackground?(ctx: ToolContext): boolean;
   /** After a restart, pick up a subscription of this tool that is still active. */
   resume?(ctx: AsyncToolContext): void;
 }

@@ -70,6 +70,83 @@ export const STOP_PHRASES = Object.freeze({
     'continue the task from where it stopped.',
 });
 
+/**
+ * The result of a call the user's message reached while it ran, when its tool keeps it going
+ * instead (a command): `{call}` is the call's id, which its events arrive on.
+ */
+export const MOVED_TO_BACKGROUND =
+  '[The user sent a message while this ran; it goes on in the background (subscription id: {call}). You will be ' +
+  'woken with its output and exit code when it ends; stop it with cancel_subscription if it is no longer wanted.]';
+
+/**
+ * What the runtime says to the model about compaction: the compaction thread's instructions, and
+ * the verbatim record it keeps next to a summary (frameRecord). Only the record's head is read
+ * back (readSummary leaves the record out), so the rest are not Phrases.
+ */
+export const COMPACTION_PHRASES = Object.freeze({
+  /** The compaction thread's instructions (its only input, as its call's result). */
+  instructions:
+    'You are inside a compaction thread holding the whole conversation above. Your summary will replace the ' +
+    'older part of it, so write what the work needs to go on without it. The runtime keeps the user\'s own ' +
+    'messages word for word next to your summary, and may keep the latest turns as they were after it: refer to them, ' +
+    "don't copy them. Use these headings, in this order; be brief and exact (paths, names, commands, error " +
+    'messages), and write "None." under a heading with nothing to say.\n' +
+    '## Goal\nWhat the user wants overall, with the constraints and preferences they set.\n' +
+    '## Current work\nWhat was being done just before this point, precisely, and the state it was left in.\n' +
+    '## Next step\nThe next action the latest request calls for ("None." if the task is finished). No work nobody asked for.\n' +
+    '## Files\nEach file read, created or changed that still matters: its path, and what was done or learned there.\n' +
+    '## Errors\nErrors met: how each was fixed, and which are still open (with their messages).\n' +
+    '## Decisions\nChoices made and why, and facts learned that the rest of the work needs (commands that work, APIs, conventions).\n' +
+    '## Pending\nOther tasks asked for and not done yet.\n' +
+    'Reply with the summary only, as plain text, without calling tools.',
+  /** Heads the verbatim record; readSummary finds the record by it. */
+  recordHead: '[Kept word for word by the runtime]',
+  /** Heads a child thread's task (its spawn instructions) in the record. */
+  task: 'The task this thread was given when it was spawned:',
+  /** Heads the user's messages in the record. */
+  userMessages: "The user's messages up to this point, oldest first:",
+  /** Stands where messages were left out; `{count}` of them. */
+  userMessagesLeftOut: '[{count} more messages of the user were here, left out for length]',
+  /** Stands inside a message cut for length; `{count}` characters. */
+  charactersLeftOut: '[... {count} characters left out ...]',
+});
+
+/** What the verbatim record next to a summary holds; built by the runtime, never by the model. */
+export interface SummaryRecord {
+  /** A child thread's instructions, as its spawn call's result gave them. */
+  task?: string;
+  /** The user's messages, oldest first: `first` whole, then `leftOut` messages were dropped, then `latest`. */
+  first: string[];
+  leftOut: number;
+  latest: string[];
+}
+
+/** The record's text ('' when it holds nothing). */
+export function frameRecord(record: SummaryRecord): string {
+  const parts: string[] = [];
+  if (record.task !== undefined) parts.push(`${COMPACTION_PHRASES.task}\n<task>\n${record.task}\n</task>`);
+  if (record.first.length + record.latest.length > 0) {
+    const lines = [COMPACTION_PHRASES.userMessages, ...record.first.map(userMessage)];
+    if (record.leftOut > 0) lines.push(COMPACTION_PHRASES.userMessagesLeftOut.replace('{count}', String(record.leftOut)));
+    lines.push(...record.latest.map(userMessage));
+    parts.push(lines.join('\n'));
+  }
+  return parts.length === 0 ? '' : `${COMPACTION_PHRASES.recordHead}\n${parts.join('\n\n')}`;
+}
+
+function userMessage(text: string): string {
+  return `<user_message>\n${text}\n</user_message>`;
+}
+
+/**
+ * A summary's text without the record after it. The last head counts: the model's summary may
+ * quote an earlier summary's record (it read one), the user's own words hardly ever hold it.
+ */
+function withoutRecord(text: string): string {
+  const at = text.lastIndexOf(`\n\n${COMPACTION_PHRASES.recordHead}\n`);
+  return at < 0 ? text : text.slice(0, at);
+}
+
 /** A child's report as UIs show it: its own words, without the framing its parent's model reads. */
 export interface InjectedReport {
   /**
@@ -105,9 +182,12 @@ export interface Wording {
   frameParentMessage: (message: string) => string;
   /** The parent's own words; undefined when the text is framed as no parent message. */
   readParentMessage: (text: string) => string | undefined;
-  /** A summary message's text; the owner's identity line goes last (see history-view.ts). */
-  frameSummary: (summary: string, ownerStack: readonly string[]) => string;
-  /** The summary itself; undefined when the text is no summary. */
+  /**
+   * A summary message's text: the model's summary, then the verbatim record the runtime keeps
+   * with it (frameRecord; '' for none), and the owner's identity line last (see history-view.ts).
+   */
+  frameSummary: (summary: string, ownerStack: readonly string[], record?: string) => string;
+  /** The model's summary alone (no record, no identity line); undefined when the text is no summary. */
   readSummary: (text: string) => string | undefined;
   /** What the spawning thread reads when its child started. */
   frameSpawned: (childThreadId: string) => string;
@@ -155,8 +235,9 @@ export function wordingWith(p: Phrases): Wording {
     },
     frameParentMessage: (message) => `${p.parentMessage}${message}`,
     readParentMessage: (text) => (text.startsWith(p.parentMessage) ? text.slice(p.parentMessage.length) : undefined),
-    frameSummary: (summary, ownerStack) => `${p.summary}${summary}\n\n${stackLine(ownerStack)}`,
-    readSummary: (text) => (text.startsWith(p.summary) ? withoutStackLine(text.slice(p.summary.length)).trimEnd() : undefined),
+    frameSummary: (summary, ownerStack, record = '') =>
+      `${p.summary}${summary}${record === '' ? '' : `\n\n${record}`}\n\n${stackLine(ownerStack)}`,
+    readSummary: (text) => (text.startsWith(p.summary) ? withoutRecord(withoutStackLine(text.slice(p.summary.length))).trimEnd() : undefined),
     frameSpawned: (child) => spawned.fill({ child }),
     readSpawned: (text) => spawned.readExact(text)?.child,
     INTERRUPTED_BY_USER: p.interruptedByUser,

@@ -25,6 +25,11 @@ export interface ExecOptions {
    * /dev/null. For long-lived helpers spoken to over stdio (MCP servers).
    */
   stdin?: boolean;
+  /**
+   * The shell to run the command in (its path, e.g. /bin/bash), instead of /bin/sh: the
+   * sandbox's /bin/sh execs it at once with the command.
+   */
+  shell?: string;
 }
 
 export interface ExecResult {

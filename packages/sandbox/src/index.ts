@@ -51,4 +51,5 @@ export {
   type SandboxErrorCode,
 } from './errors.js';
 export { resolveLimits } from './command-limits.js';
+export { repoSummary, type RepoSummary } from './repo-summary.js';
 export { DiskLimitError } from './disk-watch.js';

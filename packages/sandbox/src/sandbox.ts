@@ -224,8 +224,9 @@ export class Sandbox {
       // Over the disk limit a command still runs, to delete what it must, but can grow no file:
       // a write then fails with "File too large" (SIGXFSZ ignored) instead of killing the shell.
       const overDisk = this.disk?.over ?? false;
+      const line = opts.shell ? `exec ${shellWord(opts.shell)} -c ${shellWord(command)}` : command;
       const { child, ...containment } = await this.handle.spawn({
-        command: overDisk ? `trap '' XFSZ\n${command}` : command,
+        command: overDisk ? `trap '' XFSZ\n${line}` : line,
         cwd,
         env: mergeEnv(opts.env),
         ...(opts.network ? { network: true } : {}),
@@ -528,4 +529,9 @@ export class Sandbox {
       }
     });
   }
+}
+
+/** `s` as one word for /bin/sh. */
+function shellWord(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -61,7 +61,7 @@ describe('execute_command where the sandbox cannot confine commands', { timeout:
 
   it('our own uses of the sandbox (grep, list_files) are not gated', async () => {
     const agent = agentWith({ kind: 'refuse' });
-    const grep = await agent.call('grep', { query: 'alpha' });
+    const grep = await agent.call('grep', { pattern: 'alpha' });
     expect(grep.isError).toBe(false);
     expect(grep.text).toContain('a.txt');
     const list = await agent.call('list_files', {});

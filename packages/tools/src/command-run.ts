@@ -6,12 +6,25 @@ import { errorText } from './errors.js';
 import type { CommandTimeouts, OutputLimits } from './options.js';
 import { OutputBuffer } from './output-buffer.js';
 import { ProgressLines } from './progress-lines.js';
+import { cleanLine, visibleText } from './ansi.js';
 import { lastLines } from './text-lines.js';
+import { short } from './tool-kit.js';
 
 type ToolEvent = Parameters<AsyncToolContext['emit']>[0];
 
+/** How long the call waits for the command, and what else ends the wait (the model's choice). */
+export interface CommandWait {
+  /** The call answers when the command exits within this; 0: at once (run_in_background). */
+  waitMs: number;
+  /** A line of output matching this ends the wait, and later wakes the thread while it runs on. */
+  notifyOn?: RegExp;
+}
+
 export interface CommandRunDeps {
   sandbox: () => Promise<Sandbox>;
+  wait: CommandWait;
+  /** The shell commands run in (bash where the machine has it); the sandbox's /bin/sh when unset. */
+  shell?: string;
   /** The environment changes for the command, read when it starts. */
   env: () => Readonly<Record<string, string | undefined>>;
   timeouts: Required<CommandTimeouts>;
@@ -64,14 +77,20 @@ interface Ending {
 /** Where a run is: answering inline (fast), streaming as a subscription, or over. */
 export type CommandPhase = 'starting' | 'fast' | 'streaming' | 'finished';
 
+/** Why a call stopped waiting for its command, which goes on in the background. */
+type BackgroundCause = { kind: 'wait' } | { kind: 'asked' } | { kind: 'match'; line: string };
+
 /**
  * One execute_command call from start to end. It exists only while the command runs: the
- * process, its output buffer and its two timers go with it.
+ * process, its output buffer and its timers go with it.
  *
- * - fast: the command may still answer inline; if it exits within the window its output and exit
- *   code are the tool result.
- * - streaming: the result said "still running" (flagged subscription); output goes out as
- *   associative events, batched by time and size, then one final event with the exit status.
+ * - fast: the call waits; if the command exits within the wait its output and exit code are the
+ *   tool result.
+ * - streaming: the result said "goes on in the background" (flagged subscription), because the
+ *   wait ran out, the model asked for the background, a line matched its notify_on, or the user
+ *   wrote meanwhile (the runtime answered then). Output goes out as quiet associative events,
+ *   batched by time and size: stored, correlated, but waking nobody. The thread is woken by the
+ *   final event with the exit status, or by a line matching notify_on (at most once a batch).
  * Every answer goes through one promise chain, so the runtime gets the result before any event
  * and the events in order. Whatever the phase, the command is killed at `timeouts.maxRunMs`.
  */
@@ -88,6 +107,12 @@ export class CommandRun {
   private fastTimer: NodeJS.Timeout | undefined;
   private batchTimer: NodeJS.Timeout | undefined;
   private limitTimer: NodeJS.Timeout | undefined;
+  /** The call has its result (the runtime gave it, or the run did): what follows are events. */
+  private resultGiven = false;
+  /** A line matched notify_on since the last wake: the next batch wakes the thread. */
+  private wakeDue: string | undefined;
+  private lastWakeAt = 0;
+  private readonly notifyPartial = { stdout: '', stderr: '' };
 
   constructor(
     private readonly ctx: AsyncToolContext,
@@ -111,6 +136,16 @@ export class CommandRun {
         this.phase = 'finished';
         void this.chain.then(() => this.deps.onSettled());
       });
+  }
+
+  /**
+   * The runtime answered the call (the user wrote while it waited): the command goes on, and
+   * everything from now on is an event of the subscription the runtime started for it.
+   */
+  toBackground(): void {
+    if (this.phase === 'finished' || this.resultGiven) return;
+    this.resultGiven = true;
+    if (this.phase === 'fast') this.streamInBackground();
   }
 
   /** Kills the process group; the answer ("cancelled") follows when the command is gone. */
@@ -150,12 +185,21 @@ export class CommandRun {
   /** Runs the command once (the fast window and the time limit start anew), collecting its output. */
   private async execute(sb: Sandbox, network: boolean): Promise<ExecResult> {
     this.stopTimers();
-    const proc = await sb.exec(this.command, { env: this.deps.env(), signal: this.abort.signal, ...(network ? { network: true } : {}) });
+    const proc = await sb.exec(this.command, {
+      env: this.deps.env(),
+      signal: this.abort.signal,
+      ...(this.deps.shell ? { shell: this.deps.shell } : {}),
+      ...(network ? { network: true } : {}),
+    });
     this.pid = proc.pid;
     this.phase = 'fast';
     this.collect(proc);
-    this.fastTimer = setTimeout(() => this.startStreaming(), this.deps.timeouts.fastWindowMs);
-    this.fastTimer.unref();
+    if (this.resultGiven) this.streamInBackground();
+    else if (this.deps.wait.waitMs <= 0) this.startStreaming({ kind: 'asked' });
+    else {
+      this.fastTimer = setTimeout(() => this.startStreaming({ kind: 'wait' }), this.deps.wait.waitMs);
+      this.fastTimer.unref();
+    }
     this.limitTimer = setTimeout(() => this.stopAtLimit(), this.deps.timeouts.maxRunMs);
     this.limitTimer.unref();
     const result = await proc.done;
@@ -172,7 +216,7 @@ export class CommandRun {
     const end = this.ending(result);
     this.ctx.progress(end.line, { final: true });
     const summary = rerun ? `${end.summary}, run again with the machine's network` : end.summary;
-    if (this.phase === 'fast') {
+    if (this.phase === 'fast' && !this.resultGiven) {
       // Cancelled while answering inline means the call was interrupted: the runtime has already
       // closed it and drops this answer, but expects one.
       const out = output ?? this.buffer.rest();
@@ -214,6 +258,7 @@ export class CommandRun {
         const text = decoder.write(b);
         this.buffer.write(stream, text);
         this.showProgress(live.push(text));
+        if (this.deps.wait.notifyOn) this.watchFor(stream, text, this.deps.wait.notifyOn);
         if (this.phase === 'streaming' && this.buffer.pendingChars >= this.deps.timeouts.batchBytes) this.flushBatch();
       });
       proc[stream].on('end', () => {
@@ -228,20 +273,48 @@ export class CommandRun {
     if (lines.length > 0) this.ctx.progress(lines.join('\n'));
   }
 
-  private startStreaming(): void {
-    if (this.phase !== 'fast') return;
-    this.phase = 'streaming';
+  /** Looks for notify_on in the complete lines of `text`; a match ends the wait or wakes the thread. */
+  private watchFor(stream: 'stdout' | 'stderr', text: string, pattern: RegExp): void {
+    const lines = (this.notifyPartial[stream] + text).split('\n');
+    // An unfinished line is kept (bounded) to be matched whole once it ends.
+    this.notifyPartial[stream] = lines.pop()!.slice(-4_000);
+    const line = lines.map((l) => visibleText(cleanLine(l))).find((l) => pattern.test(l));
+    if (line === undefined) return;
+    if (this.phase === 'fast' && !this.resultGiven) return this.startStreaming({ kind: 'match', line: short(line) });
+    if (this.phase !== 'streaming') return;
+    this.wakeDue ??= short(line);
+    // At most one wake per batch interval: a pattern matching every line must not wake the model on each.
+    if (Date.now() - this.lastWakeAt >= this.deps.timeouts.batchMs) this.flushBatch();
+  }
+
+  private startStreaming(cause: BackgroundCause): void {
+    if (this.phase !== 'fast' || this.resultGiven) return;
+    this.resultGiven = true;
     const id = this.ctx.call.id;
     const soFar = this.buffer.take({ announceLimit: true });
+    const opening =
+      cause.kind === 'wait'
+        ? `The command is still running after ${seconds(this.deps.wait.waitMs)}; it goes on in the background`
+        : cause.kind === 'asked'
+          ? 'The command runs in the background'
+          : `A line of output matched notify_on: ${cause.line}\nThe command goes on in the background`;
     this.answer({
       subscription: true,
       content:
-        `Command is still running after ${seconds(this.deps.timeouts.fastWindowMs)}; it continues in the background ` +
-        `(subscription id: ${id}). Its further output will arrive as events, and a final event will carry the exit ` +
-        `code. Keep working meanwhile, or stop it with cancel_subscription {"tool_call_id": "${id}"}.\n` +
+        `${opening} (subscription id: ${id}). You will be woken when it exits${this.deps.wait.notifyOn ? ' or when a line matches notify_on' : ''}, ` +
+        `with its output since then; keep working meanwhile, or stop it with cancel_subscription {"tool_call_id": "${id}"}.\n` +
         `Output so far:\n${soFar === '' ? '(none)' : soFar}`,
       display: shown('running in the background', soFar),
     });
+    this.streamInBackground();
+  }
+
+  /** From now on output goes out in quiet batches (no result was ever pending on them). */
+  private streamInBackground(): void {
+    clearTimeout(this.fastTimer);
+    this.fastTimer = undefined;
+    this.phase = 'streaming';
+    this.lastWakeAt = Date.now();
     this.batchTimer = setInterval(() => this.flushBatch(true), this.deps.timeouts.batchMs);
     this.batchTimer.unref();
   }
@@ -250,10 +323,24 @@ export class CommandRun {
     // A timed batch also sends a line still being written (a prompt, a progress line).
     if (timed) this.buffer.flushPartials();
     const text = this.buffer.take({ announceLimit: true });
-    if (text !== '') this.emit({ content: text }, `output:${this.seq++}`);
+    const wake = this.wakeDue;
+    if (wake === undefined) {
+      if (text !== '') this.emit({ content: text, quiet: true }, `output:${this.seq++}`);
+      return;
+    }
+    this.wakeDue = undefined;
+    this.lastWakeAt = Date.now();
+    const note = `[woken: a line matched notify_on: ${wake}; the command goes on]`;
+    this.emit({ content: text === '' ? note : `${text}\n${note}` }, `output:${this.seq++}`);
   }
 
   private answer(output: ToolOutput): void {
+    if (this.resultGiven && output.subscription !== true) {
+      // The runtime answered the call already (moved to the background before the command
+      // started or ended): this ends the subscription instead.
+      const { content, isError, display } = output;
+      return this.emit({ content, final: true, ...(isError ? { isError } : {}), ...(display ? { display } : {}) }, 'final');
+    }
     this.enqueue(() => this.ctx.respond(output));
   }
 

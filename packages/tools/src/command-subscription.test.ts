@@ -35,10 +35,10 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
     const started = new Promise<ExecProcess>((resolve) => (report = resolve));
     const sb = watchExec(await session.create('main'), (proc) => proc.stdout.once('data', () => report(proc)));
     const agent = new ToolAgent({ sandboxFor: async () => sb, repoRoot: repo, brain, ...extra });
-    return Object.assign(agent, { started });
+    return Object.assign(agent, { started, sb });
   }
 
-  it(`streams a long command's output in batches while the thread keeps working (${backends[0]} backend)`, async () => {
+  it(`keeps a long command's output in quiet batches while the thread keeps working, and wakes it once at the end (${backends[0]} backend)`, async () => {
     const ticks = 16;
     const agent = await setup(
       backends[0],
@@ -52,8 +52,8 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
         if (input.kind === 'result') return { text: 'Read the notes; waiting for the command.' };
         return { text: 'Noted the output.' };
       },
-      // A shorter inline window than the default 5 s, so the 8 s command streams several batches.
-      { commandTimeouts: { fastWindowMs: 1_500, batchMs: 2_000 } },
+      // A shorter wait than the default 2 minutes, so the 8 s command goes on in the background.
+      { commandTimeouts: { waitMs: 1_500, batchMs: 2_000 } },
     );
     try {
       let commandRunningAtRead: string | undefined;
@@ -66,7 +66,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
 
       const started = await agent.waitFor(isResult('cmd'));
       expect(started.isError).toBe(false);
-      expect(textOf(started.content)).toMatch(/^Command is still running after 1\.5 s; it continues in the background \(subscription id: cmd\)\./);
+      expect(textOf(started.content)).toMatch(/^The command is still running after 1\.5 s; it goes on in the background \(subscription id: cmd\)\. You will be woken when it exits/);
       expect(started.display).toMatchObject({ summary: 'running in the background' });
       // The thread keeps working: another tool call completes while the command runs.
       await readDone;
@@ -81,9 +81,13 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
         (e): e is Extract<RuntimeEvent, { type: 'event-injected' }> => e.type === 'event-injected' && e.originalCallId === 'cmd',
       );
       const texts = injected.map((e) => textOf(e.content));
-      // Batched, not one event per line: a handful of output events, then the final one.
-      expect(injected.length).toBeGreaterThanOrEqual(3);
-      expect(injected.length).toBeLessThanOrEqual(6);
+      // The output batches woke nobody: they came in with the read's result (which woke the
+      // thread anyway) or with the exit, one injected call per wake.
+      expect(injected.length).toBeGreaterThanOrEqual(1);
+      expect(injected.length).toBeLessThanOrEqual(2);
+      const requests = agent.events.filter((e) => e.type === 'completion-started').length;
+      // The call, the read, the answer to the read, the answer to the exit.
+      expect(requests).toBe(4);
       expect(texts.at(-1)).toMatch(/\[exit code: 0\]$/);
       expect(injected.at(-1)!.display).toMatchObject({ summary: 'exit code 0' });
       expect(texts.slice(0, -1).every((t) => !t.includes('[exit code'))).toBe(true);
@@ -131,7 +135,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
           }
           return { text: 'Stopped it.' };
         },
-        { commandTimeouts: { fastWindowMs: 300 } },
+        { commandTimeouts: { waitMs: 300 } },
       );
       try {
         await agent.system.sendUserText('main', 'Start the server, then stop it.');
@@ -154,36 +158,101 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       }
     });
 
-    it('a user interrupting the inline wait kills the process group too', async () => {
+    it('a user writing during the wait moves the command to the background: it is not killed, and its end still wakes the thread', async () => {
+      // Ends once the test lets it (a file in its sandbox): after the user's message moved it.
+      const finishing = 'echo started; while [ ! -e go ]; do sleep 0.05; done; echo done';
       const agent = await setup(backend, (r) =>
         lastInput(r).kind === 'user' && r.messages.length === 1
-          ? { toolCall: { name: 'execute_command', input: { command }, id: 'slow' } }
+          ? { toolCall: { name: 'execute_command', input: { command: finishing }, id: 'slow' } }
           : { text: 'ok' },
       );
       try {
         await agent.system.sendUserText('main', 'Start it.');
-        // Running, and the inline window (5 s) still open: the user interrupts the pending call.
+        // Running, and the call still waits for it (2 minutes by default): the user writes.
         const proc = await agent.started;
         expect(agent.exec.running()).toMatchObject([{ callId: 'slow', phase: 'fast', pid: proc.pid }]);
-        await agent.system.sendUserText('main', 'Actually, stop.');
-        await agent.waitFor((e) => e.type === 'tool-interrupted' && e.callId === 'slow');
+        await agent.system.sendUserText('main', 'Meanwhile, look at the docs.');
+        const moved = await agent.waitFor(isResult('slow'));
+        expect(moved.subscription).toBe(true);
+        expect(agent.exec.running()).toMatchObject([{ callId: 'slow', phase: 'streaming' }]);
+        await agent.sb.writeFile('go', '');
         await agent.exec.whenIdle();
         await agent.system.whenIdle();
-        expect(await proc.done).toMatchObject({ cancelled: true });
-        expect(await groupEnded(proc.pid), JSON.stringify(groupMembers(proc.pid))).toBe(true);
-        expect(agent.exec.running()).toEqual([]);
+        expect(await proc.done).toMatchObject({ exitCode: 0 });
+        expect(agent.events.some((e) => e.type === 'tool-interrupted' && e.callId === 'slow')).toBe(false);
         const thread = await agent.store.loadThread('main');
-        const results = thread!.history.flatMap((m) => m.content).filter((b) => b.type === 'tool_result');
-        expect(results).toEqual([expect.objectContaining({ tool_use_id: 'slow', content: [{ type: 'text', text: 'Tool call interrupted by user' }] })]);
+        const all = JSON.stringify(thread!.history);
+        expect(all).toContain('it goes on in the background (subscription id: slow)');
+        const final = agent.events.find((e): e is Extract<RuntimeEvent, { type: 'event-injected' }> => e.type === 'event-injected' && e.originalCallId === 'slow' && e.final === true);
+        expect(textOf(final!.content)).toMatch(/done\n\[exit code: 0\]$/);
+        expect(thread!.record.subscriptions).toEqual([]);
       } finally {
         await agent.close();
       }
     });
   });
 
+  it('run_in_background answers at once; the exit wakes the thread once, with the output since', async () => {
+    const agent = await setup(backends[0], (r) => {
+      const input = lastInput(r);
+      if (input.kind === 'user') {
+        return { toolCall: { name: 'execute_command', input: { command: 'echo started; while [ ! -e go ]; do sleep 0.05; done; echo built', run_in_background: true }, id: 'bg' } };
+      }
+      return { text: 'ok' };
+    });
+    try {
+      await agent.system.sendUserText('main', 'Build in the background.');
+      const started = await agent.waitFor(isResult('bg'));
+      expect(textOf(started.content)).toMatch(/^The command runs in the background \(subscription id: bg\)\. You will be woken when it exits/);
+      await agent.started;
+      await agent.system.whenIdle({ ignoreRunningTools: true });
+      const before = agent.events.filter((e) => e.type === 'completion-started').length;
+      await agent.sb.writeFile('go', '');
+      await agent.exec.whenIdle();
+      await agent.system.whenIdle();
+      expect(agent.events.filter((e) => e.type === 'completion-started').length).toBe(before + 1);
+      const injected = agent.events.filter((e): e is Extract<RuntimeEvent, { type: 'event-injected' }> => e.type === 'event-injected' && e.originalCallId === 'bg');
+      expect(injected).toHaveLength(1);
+      expect(textOf(injected[0]!.content)).toMatch(/built\n\[exit code: 0\]$/);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('notify_on ends the wait at a matching line, and wakes the thread again on a later match while the command runs on', async () => {
+    // A server: says it is ready, later reports an error, then waits to be stopped.
+    const command = 'echo booting; echo "listening on 4000"; while [ ! -e fail ]; do sleep 0.05; done; echo "ERROR: lost the database"; sleep 300';
+    const agent = await setup(backends[0], (r) => {
+      const input = lastInput(r);
+      if (input.kind === 'user') return { toolCall: { name: 'execute_command', input: { command, notify_on: 'listening on|ERROR' }, id: 'srv' } };
+      if (input.kind === 'event') return { toolCall: { name: 'cancel_subscription', input: { tool_call_id: 'srv' }, id: 'stop' } };
+      return { text: 'ok' };
+    }, { commandTimeouts: { waitMs: 60_000 } });
+    try {
+      await agent.system.sendUserText('main', 'Start the server.');
+      const ready = await agent.waitFor(isResult('srv'));
+      // Long before the 60 s wait: the matching line ended it.
+      expect(textOf(ready.content)).toMatch(/^A line of output matched notify_on: listening on 4000\nThe command goes on in the background/);
+      expect(ready.subscription).toBe(true);
+      await agent.system.whenIdle({ ignoreRunningTools: true });
+      await agent.sb.writeFile('fail', '');
+      const woken = await agent.waitFor((e): e is Extract<RuntimeEvent, { type: 'event-injected' }> => e.type === 'event-injected' && e.originalCallId === 'srv');
+      expect(textOf(woken.content)).toContain('ERROR: lost the database');
+      expect(textOf(woken.content)).toContain('[woken: a line matched notify_on: ERROR: lost the database; the command goes on]');
+      expect(woken.final).toBeUndefined();
+      // The model stopped it when woken.
+      await agent.exec.whenIdle();
+      await agent.system.whenIdle();
+      expect(agent.exec.running()).toEqual([]);
+      expect((await agent.store.loadThread('main'))!.record.subscriptions).toEqual([]);
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('a host shutdown (the tools\' signal) kills running commands and ends their subscriptions', async () => {
     const shutdown = new AbortController();
-    const agent = await setup(backends[0], serverBrain, { commandTimeouts: { fastWindowMs: 200 }, signal: shutdown.signal });
+    const agent = await setup(backends[0], serverBrain, { commandTimeouts: { waitMs: 200 }, signal: shutdown.signal });
     try {
       await agent.system.sendUserText('main', 'Start a server.');
       const proc = await agent.started;
@@ -210,12 +279,12 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       const agent = await setup(
         backends[0],
         (r) => (lastInput(r).kind === 'user' ? { toolCall: { name: 'execute_command', input: { command }, id: 'bg' } } : { text: 'ok' }),
-        { commandTimeouts: { fastWindowMs: 200, maxRunMs: 1_500 }, timeLimitHelp: help },
+        { commandTimeouts: { waitMs: 200, maxRunMs: 1_500 }, timeLimitHelp: help },
       );
       try {
         await agent.system.sendUserText('main', 'Start it.');
         const proc = await agent.started;
-        expect(textOf((await agent.waitFor(isResult('bg'))).content)).toMatch(/^Command is still running after 0\.2 s/);
+        expect(textOf((await agent.waitFor(isResult('bg'))).content)).toMatch(/^The command is still running after 0\.2 s/);
         const final = await agent.waitFor(
           (e): e is Extract<RuntimeEvent, { type: 'event-injected' }> => e.type === 'event-injected' && e.originalCallId === 'bg',
         );
@@ -235,7 +304,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       const agent = await setup(
         backends[0],
         (r) => (lastInput(r).kind === 'user' ? { toolCall: { name: 'execute_command', input: { command }, id: 'fg' } } : { text: 'ok' }),
-        { commandTimeouts: { fastWindowMs: 5_000, maxRunMs: 500 } },
+        { commandTimeouts: { waitMs: 5_000, maxRunMs: 500 } },
       );
       try {
         await agent.system.sendUserText('main', 'Start it.');
@@ -257,7 +326,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
     const killCrashed = new AbortController();
     const crashed = await setup(backends[0], serverBrain, {
       sqlitePath: `${dbDir}/state.db`,
-      commandTimeouts: { fastWindowMs: 200 },
+      commandTimeouts: { waitMs: 200 },
       signal: killCrashed.signal,
     });
     await crashed.system.sendUserText('main', 'Start a server.');

@@ -1,14 +1,20 @@
 import { ToolError } from './errors.js';
 
-export type EditOutcome = { text: string; how: 'exact' | 'whitespace' };
+export interface EditOutcome {
+  text: string;
+  how: 'exact' | 'whitespace';
+  /** Where the replacements are in the new text: character offsets, in order. */
+  spans: Array<{ start: number; end: number }>;
+}
 
 /**
  * Replaces `oldStr` by `newStr` in `text`. First an exact match, which must be unique; when
  * there is none, a line-by-line match ignoring leading and trailing whitespace on each line
- * (models often get indentation or trailing spaces wrong), also unique. Errors say how many
+ * (models often get indentation or trailing spaces wrong), also unique. With `replaceAll`, every
+ * (non-overlapping) match is replaced instead, exact ones if there are any. Errors say how many
  * places matched, or that none did, and what to do.
  */
-export function applyEdit(rel: string, text: string, oldStr: string, newStr: string): EditOutcome {
+export function applyEdit(rel: string, text: string, oldStr: string, newStr: string, replaceAll = false): EditOutcome {
   if (oldStr === '') {
     throw new ToolError(
       'old_str is empty. To create a file use create_file; to insert text, put a neighbouring line in old_str and ' +
@@ -17,32 +23,60 @@ export function applyEdit(rel: string, text: string, oldStr: string, newStr: str
   }
   if (oldStr === newStr) throw new ToolError('old_str and new_str are identical, so the edit would change nothing.');
   const exact = occurrences(text, oldStr);
-  if (exact.length === 1) {
-    const at = exact[0];
-    return { text: text.slice(0, at) + newStr + text.slice(at + oldStr.length), how: 'exact' };
+  if (exact.length === 1 || (replaceAll && exact.length > 0)) {
+    return replaced(text, (replaceAll ? nonOverlapping(exact, oldStr.length) : exact).map((at) => ({ start: at, end: at + oldStr.length, with: newStr })), 'exact');
   }
   if (exact.length > 1) throw ambiguous(rel, exact.length, 'exactly');
   const spans = lineSpans(text, oldStr);
-  if (spans.length === 1) {
-    const { start, end } = spans[0];
-    // The span stops before the last line's line break, so a trailing one in new_str would double it.
-    let replacement = oldStr.endsWith('\n') ? newStr.replace(/\n$/, '') : newStr;
-    replacement = reindent(replacement, leadingSpace(firstNonBlank(oldStr)), leadingSpace(text.slice(start)));
-    // The span ends before the last line's "\r\n": keep a CRLF file CRLF throughout.
-    if (text.startsWith('\r\n', end)) replacement = replacement.replace(/\r?\n/g, '\r\n');
-    return { text: text.slice(0, start) + replacement + text.slice(end), how: 'whitespace' };
+  if (spans.length === 1 || (replaceAll && spans.length > 0)) {
+    const edits = (replaceAll ? nonOverlappingSpans(spans) : spans).map(({ start, end }) => {
+      // The span stops before the last line's line break, so a trailing one in new_str would double it.
+      let replacement = oldStr.endsWith('\n') ? newStr.replace(/\n$/, '') : newStr;
+      replacement = reindent(replacement, leadingSpace(firstNonBlank(oldStr)), leadingSpace(text.slice(start)));
+      // The span ends before the last line's "\r\n": keep a CRLF file CRLF throughout.
+      if (text.startsWith('\r\n', end)) replacement = replacement.replace(/\r?\n/g, '\r\n');
+      return { start, end, with: replacement };
+    });
+    return replaced(text, edits, 'whitespace');
   }
   if (spans.length > 1) throw ambiguous(rel, spans.length, 'when leading and trailing whitespace is ignored');
   throw new ToolError(
     `old_str not found in ${rel}, not even ignoring leading and trailing whitespace on each line. Read the file ` +
-      '(read_file) and copy the text to replace exactly, including its line breaks.',
+      '(read_file) and copy the text to replace exactly, including its line breaks but without the line-number ' +
+      'prefixes read_file adds.',
   );
+}
+
+/** Applies replacements (in order, not overlapping), noting where each landed in the new text. */
+function replaced(text: string, edits: ReadonlyArray<{ start: number; end: number; with: string }>, how: EditOutcome['how']): EditOutcome {
+  let out = '';
+  let from = 0;
+  const spans: EditOutcome['spans'] = [];
+  for (const e of edits) {
+    out += text.slice(from, e.start);
+    spans.push({ start: out.length, end: out.length + e.with.length });
+    out += e.with;
+    from = e.end;
+  }
+  return { text: out + text.slice(from), how, spans };
+}
+
+function nonOverlapping(starts: readonly number[], length: number): number[] {
+  const kept: number[] = [];
+  for (const at of starts) if (kept.length === 0 || at >= kept[kept.length - 1] + length) kept.push(at);
+  return kept;
+}
+
+function nonOverlappingSpans(spans: ReadonlyArray<{ start: number; end: number }>): Array<{ start: number; end: number }> {
+  const kept: Array<{ start: number; end: number }> = [];
+  for (const s of spans) if (kept.length === 0 || s.start > kept[kept.length - 1].end) kept.push(s);
+  return kept;
 }
 
 function ambiguous(rel: string, count: number, how: string): ToolError {
   return new ToolError(
-    `old_str matches ${count} locations in ${rel} (${how}); it must match exactly one. Include more ` +
-      'surrounding lines in old_str so that it identifies a single place, then try again.',
+    `old_str matches ${count} places in ${rel} (${how}); it must match exactly one. Include more surrounding ` +
+      'lines in old_str so that it identifies a single place, or pass replace_all: true to replace every one.',
   );
 }
 

@@ -49,6 +49,18 @@ describe.each(backends)('execute_command, fast commands (%s backend)', { timeout
     expect(killed.text).toMatch(/\n\[exit code: 137\]$/);
   });
 
+  it('runs commands in bash, as models write them', async () => {
+    const r = await run('echo {1..3}; [[ abc == a* ]] && echo matched; set -o pipefail; false | true; echo "pipefail $?"; cat <<< here');
+    expect(r.text).toBe('1 2 3\nmatched\npipefail 1\nhere\n[exit code: 0]');
+  });
+
+  it('refuses a notify_on that is no regular expression, saying so, and runs nothing', async () => {
+    const r = await agent.call('execute_command', { command: 'echo ran > ran.txt', notify_on: '(unclosed' });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/^Error: notify_on is not a valid regular expression/);
+    expect(await sb.exists('ran.txt')).toBe(false);
+  });
+
   it('runs in the sandbox: it sees edits, and its writes stay there', async () => {
     await sb.writeFile('edited.txt', 'made by a tool\n');
     const r = await run('cat edited.txt && echo new > created-by-command.txt && pwd');
@@ -158,11 +170,11 @@ describe.each(backends)('a scripted agent reads, edits and tests (%s backend)', 
     const steps: Array<(r: CompletionRequest) => ScriptedReply> = [
       () => ({ text: 'Let me look at the code.', toolCall: { name: 'read_file', input: { path: 'lib.js' }, id: 'c1' } }),
       (r) => {
-        expect(lastResultText(r)).toContain('   1  exports.double = (n) => n + n + 1; // bug');
+        expect(lastResultText(r)).toContain('     1\texports.double = (n) => n + n + 1; // bug');
         return { toolCall: { name: 'edit_file', input: { path: 'lib.js', old_str: 'n + n + 1; // bug', new_str: 'n * 2;' }, id: 'c2' } };
       },
       (r) => {
-        expect(lastResultText(r)).toContain('+exports.double = (n) => n * 2;');
+        expect(lastResultText(r)).toContain('Edited lib.js at line 1 (+1 -1):\n     1\texports.double = (n) => n * 2;');
         return { toolCall: { name: 'execute_command', input: { command: 'node test.js' }, id: 'c3' } };
       },
       () => ({ text: 'Fixed: the tests pass.' }),

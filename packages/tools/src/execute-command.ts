@@ -3,9 +3,11 @@ import type { Sandbox } from '@infinity-code/sandbox';
 import { CallOrder, ORDER_NOTE } from './call-order.js';
 import { commandEnv } from './command-env.js';
 import { gateCommand, type UncontainedPolicy } from './command-gate.js';
-import { CommandRun, type CommandPhase } from './command-run.js';
+import { CommandRun, type CommandPhase, type CommandWait } from './command-run.js';
+import { commandShell } from './command-shell.js';
 import { DEFAULT_OUTPUT_LIMITS, DEFAULT_TIMEOUTS, type CodingToolsOptions } from './options.js';
 import { short } from './tool-kit.js';
+import type { CommandTimeouts } from './options.js';
 
 /** A running command, as UIs and tests see it. */
 export interface RunningCommandInfo {
@@ -47,6 +49,7 @@ export function executeCommandTool(opts: CodingToolsOptions, order: CallOrder = 
   const policy: UncontainedPolicy = opts.uncontained ?? { kind: 'refuse' };
   const timeLimitHelp = opts.timeLimitHelp ?? DEFAULT_TIME_LIMIT_HELP;
   const repoRoot = opts.repoRoot;
+  const { name: shellName, path: shell } = commandShell(opts.shell);
 
   opts.signal?.addEventListener('abort', () => {
     for (const run of runs.values()) run.cancel();
@@ -70,24 +73,36 @@ export function executeCommandTool(opts: CodingToolsOptions, order: CallOrder = 
     kind: 'async',
     name: 'execute_command',
     description:
-      'Run a shell command (/bin/sh -c) from the repository root, in your sandbox: it sees your edits, and ' +
-      'what it writes stays in the sandbox. If it finishes within ' +
-      `${timeouts.fastWindowMs / 1000} s the result is its output and exit code. Otherwise the result says it ` +
-      'is still running; its output then arrives as events (batched) and a final event gives the exit code. ' +
-      'You can keep working meanwhile, and stop it with cancel_subscription. Output is cut to its first and ' +
-      'last lines when long. Nothing can be typed into it: use non-interactive flags. A command still running ' +
-      `after ${Math.round(timeouts.maxRunMs / 1000)} s is stopped. ${ORDER_NOTE.command}`,
+      `Run a command with ${shellName} from the repository root, in your sandbox: it sees your edits, and what it ` +
+      'writes stays in the sandbox. The call waits for the command up to `timeout` ms ' +
+      `(default ${timeouts.waitMs}, at most ${timeouts.maxWaitMs}) and returns its output and exit code. A ` +
+      'command still running then goes on in the background, as one started with run_in_background does (use ' +
+      'that for servers and watchers): you are woken once when it exits, or when a line of its output matches ' +
+      'notify_on, and its output since then arrives with that wake as a receive_event__injected call; stop it ' +
+      'with cancel_subscription. Long output is cut to its first and last lines. Nothing can be typed into it: ' +
+      `use non-interactive flags. A command still running after ${Math.round(timeouts.maxRunMs / 60_000)} min is ` +
+      `stopped. ${ORDER_NOTE.command}`,
     input_schema: {
       type: 'object',
-      properties: { command: { type: 'string', description: 'The shell command to run.' } },
+      properties: {
+        command: { type: 'string', description: 'The command to run.' },
+        description: { type: 'string', description: 'What it does, in a few words (shown to the user).' },
+        timeout: { type: 'integer', minimum: 0, description: `How long to wait for it, in ms (at most ${timeouts.maxWaitMs}).` },
+        run_in_background: { type: 'boolean', description: "Don't wait: it runs in the background from the start." },
+        notify_on: { type: 'string', description: 'Regular expression: a matching line of output ends the wait, and wakes you while it runs in the background.' },
+      },
       required: ['command'],
       additionalProperties: false,
     },
-    display: (input) => `$ ${short(input.command, 100)}`,
+    display: (input) => (typeof input.description === 'string' && input.description.trim() !== '' ? `$ ${short(input.command, 80)}  # ${short(input.description, 40)}` : `$ ${short(input.command, 100)}`),
     dispatch(input, ctx: AsyncToolContext) {
       const k = key(ctx.threadId, ctx.call.id);
+      const wait = commandWait(input, timeouts);
+      if (typeof wait === 'string') return ctx.respond({ content: `Error: ${wait}`, isError: true });
       const run = new CommandRun(ctx, String(input.command), {
         sandbox: () => opts.sandboxFor(ctx.threadId),
+        wait,
+        ...(shell ? { shell } : {}),
         env,
         timeouts,
         limits,
@@ -110,6 +125,11 @@ export function executeCommandTool(opts: CodingToolsOptions, order: CallOrder = 
       runs.set(k, run);
       run.start();
     },
+    background(ctx: ToolContext) {
+      runs.get(key(ctx.threadId, ctx.call.id))?.toBackground();
+    },
+    // Only a command that runs: one still waiting for its turn or the user's approval is cancelled.
+    canBackground: (ctx: ToolContext) => runs.get(key(ctx.threadId, ctx.call.id))?.phase === 'fast',
     cancel(ctx: ToolContext) {
       runs.get(key(ctx.threadId, ctx.call.id))?.cancel();
     },
@@ -126,4 +146,19 @@ export function executeCommandTool(opts: CodingToolsOptions, order: CallOrder = 
       }),
     whenIdle: () => (runs.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
   };
+}
+
+/** The model's wait for one call: its timeout (bounded), run_in_background, notify_on; or why not. */
+export function commandWait(input: Record<string, unknown>, timeouts: Required<CommandTimeouts>): CommandWait | string {
+  let notifyOn: RegExp | undefined;
+  if (typeof input.notify_on === 'string' && input.notify_on !== '') {
+    try {
+      notifyOn = new RegExp(input.notify_on);
+    } catch (err) {
+      return `notify_on is not a valid regular expression (${(err as Error).message}). Give a JavaScript regular expression, e.g. "listening on|error".`;
+    }
+  }
+  const asked = typeof input.timeout === 'number' && Number.isFinite(input.timeout) ? input.timeout : timeouts.waitMs;
+  const waitMs = input.run_in_background === true ? 0 : Math.min(Math.max(asked, 0), timeouts.maxWaitMs);
+  return notifyOn ? { waitMs, notifyOn } : { waitMs };
 }

@@ -3,9 +3,15 @@ import type { CommandRequest, UncontainedPolicy } from './command-gate.js';
 
 /** When `execute_command` answers, how it batches streamed output, and how much it keeps. */
 export interface CommandTimeouts {
-  /** A command that exits within this window answers with its output (default 5000 ms). */
-  fastWindowMs?: number;
-  /** Streamed output is sent at most this often (default 2000 ms). */
+  /**
+   * How long a call waits for its command unless the model says otherwise (its `timeout`):
+   * a command that exits within it answers with its output, one still running then goes on in
+   * the background (default 120000 ms, as long as Claude Code's shell waits).
+   */
+  waitMs?: number;
+  /** The longest wait the model may ask for (default 600000 ms). */
+  maxWaitMs?: number;
+  /** Background output is stored (quietly, waking nobody) at most this often (default 2000 ms). */
   batchMs?: number;
   /** ...or as soon as this much output is waiting (default 8000 bytes). */
   batchBytes?: number;
@@ -67,10 +73,13 @@ export interface CodingToolsOptions {
   askNetwork?: (request: CommandRequest, signal: AbortSignal) => Promise<boolean>;
   /** Aborting it kills every command still running (the host is shutting down). */
   signal?: AbortSignal;
+  /** The shell commands run in: bash by default where the machine has it; '' for /bin/sh. */
+  shell?: string;
 }
 
 export const DEFAULT_TIMEOUTS: Required<CommandTimeouts> = {
-  fastWindowMs: 5_000,
+  waitMs: 120_000,
+  maxWaitMs: 600_000,
   batchMs: 2_000,
   batchBytes: 8_000,
   maxRunMs: 30 * 60_000,

@@ -53,8 +53,8 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
     // The first edit is writing; the second has not even read the file yet.
     expect(probe.log.filter((e) => e === 'readFile twice.txt')).toHaveLength(1);
     write.release();
-    expect((await first.answer).text).toContain('Replaced text in twice.txt');
-    expect((await second.answer).text).toContain('Replaced text in twice.txt');
+    expect((await first.answer).text).toContain('Edited twice.txt at line 1');
+    expect((await second.answer).text).toContain('Edited twice.txt at line 1');
     expect(await sb.readText('twice.txt')).toBe('gamma\n');
     expect(probe.log.lastIndexOf('readFile twice.txt')).toBeGreaterThan(probe.indexOf('writeFile twice.txt: done'));
   });
@@ -71,7 +71,7 @@ describe.each(backends)('several calls in one reply (%s backend)', { timeout: 30
   it('runs the reads of a reply at the same time, and a later edit only after all of them', async () => {
     await setup({ 'a.txt': 'aaa\n', 'b.txt': 'bbb\n', 'c.txt': 'ccc\n' });
     const holds = [probe.hold('readFile a.txt'), probe.hold(/^exec .*--regexp=bbb/), probe.hold('readFile b.txt')];
-    const calls = reply([read('a.txt'), { name: 'grep', input: { query: 'bbb' } }, read('b.txt'), edit('c.txt', 'ccc', 'a and b read')]);
+    const calls = reply([read('a.txt'), { name: 'grep', input: { pattern: 'bbb' } }, read('b.txt'), edit('c.txt', 'ccc', 'a and b read')]);
     // All three reads are under way at once: none could get here while another waited on its hold.
     await Promise.all(holds.map((h) => h.reached));
     expect(probe.indexOf(/c\.txt/)).toBe(-1);

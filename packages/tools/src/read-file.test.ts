@@ -38,12 +38,12 @@ describe.each(backends)('read_file (%s backend)', { timeout: 30_000 }, (backend)
     await fx.cleanup();
   });
 
-  it('shows numbered lines with the line count', async () => {
+  it('shows lines numbered like cat -n (number right-aligned, a tab) with the line count', async () => {
     const r = await read({ path: 'src/a.ts' });
     expect(r.isError).toBe(false);
     expect(r.text.split('\n')).toEqual([
       '<file name="src/a.ts" lines="10">',
-      ...Array.from({ length: 10 }, (_, i) => `${String(i + 1).padStart(4)}  line ${i + 1}`),
+      ...Array.from({ length: 10 }, (_, i) => `${String(i + 1).padStart(6)}\tline ${i + 1}`),
       '</file>',
     ]);
     // UIs get the outcome in a few words instead of reading the excerpt.
@@ -52,19 +52,37 @@ describe.each(backends)('read_file (%s backend)', { timeout: 30_000 }, (backend)
 
   it('reads a range, and says when the range ends past the end of the file', async () => {
     const part = await read({ path: 'src/a.ts', start_line: 3, end_line: 5 });
-    expect(part.text).toBe('<file name="src/a.ts" lines="10">\n   3  line 3\n   4  line 4\n   5  line 5\n</file>');
+    expect(part.text).toBe('<file name="src/a.ts" lines="10">\n     3\tline 3\n     4\tline 4\n     5\tline 5\n</file>');
     expect(part.display).toEqual({ title: 'Read src/a.ts', summary: 'lines 3-5 of 10' });
     const over = await read({ path: 'src/a.ts', start_line: 9, end_line: 40 });
     expect(over.isError).toBe(false);
-    expect(over.text).toContain('  10  line 10\n</file>');
-    expect(over.text).toContain('The file ends at line 10; end_line 40 is past its end.');
+    expect(over.text).toContain('    10\tline 10\n</file>');
+    expect(over.text).toContain('The file ends at line 10; line 40 is past its end.');
+  });
+
+  it('takes offset and limit (Claude Code\'s names) as well', async () => {
+    const part = await read({ path: 'src/a.ts', offset: 3, limit: 3 });
+    expect(part.text).toBe('<file name="src/a.ts" lines="10">\n     3\tline 3\n     4\tline 4\n     5\tline 5\n</file>');
+    expect((await read({ path: 'src/a.ts', offset: 0, limit: 1 })).text).toContain('\n     1\tline 1\n</file>');
+    expect((await read({ path: 'src/a.ts', limit: 2 })).display).toEqual({ title: 'Read src/a.ts', summary: 'lines 1-2 of 10' });
+    expect((await read({ path: 'src/a.ts', start_line: 9, limit: 1 })).display).toEqual({ title: 'Read src/a.ts', summary: 'lines 9-9 of 10' });
+    const both = await read({ path: 'src/a.ts', offset: 3, start_line: 3 });
+    expect(both.isError).toBe(true);
+    expect(both.text).toBe('Error: Give start_line or offset, not both (they mean the same).');
+    expect((await read({ path: 'src/a.ts', end_line: 3, limit: 3 })).text).toBe('Error: Give end_line or limit, not both.');
+    // Reading on from a cut read uses the caller's name for it.
+    const big = await read({ path: 'big.txt', offset: 1 });
+    expect(big.text).toContain('To read on, call read_file with offset=2001.]');
+    expect((await read({ path: 'src/a.ts', offset: 11 })).text).toBe(
+      'Error: offset 11 is past the end of src/a.ts, which has 10 lines. Read from line 1 to 10 (or less).',
+    );
   });
 
   it('refuses a start past the end, saying how long the file is', async () => {
     const r = await read({ path: 'src/a.ts', start_line: 11 });
     expect(r.isError).toBe(true);
     expect(r.text).toBe(
-      'Error: start_line 11 is past the end of src/a.ts, which has 10 lines. Read from start_line 1 to 10 (or less).',
+      'Error: start_line 11 is past the end of src/a.ts, which has 10 lines. Read from line 1 to 10 (or less).',
     );
     const inverted = await read({ path: 'src/a.ts', start_line: 5, end_line: 2 });
     expect(inverted.isError).toBe(true);
@@ -73,12 +91,12 @@ describe.each(backends)('read_file (%s backend)', { timeout: 30_000 }, (backend)
 
   it('truncates long files with a note saying how to read on', async () => {
     const r = await read({ path: 'big.txt' });
-    const shown = r.text.split('\n').filter((l) => /^\s*\d+ {2}/.test(l));
+    const shown = r.text.split('\n').filter((l) => /^\s*\d+\t/.test(l));
     expect(shown).toHaveLength(2000);
     expect(r.text).toContain('<file name="big.txt" lines="5000">');
     expect(r.text).toContain('[Showing lines 1-2000 of 5000; the output limit was reached. To read on, call read_file with start_line=2001.]');
     const next = await read({ path: 'big.txt', start_line: 2001, end_line: 2002 });
-    expect(next.text).toContain('2001  line 2001\n2002  line 2002\n</file>');
+    expect(next.text).toContain('  2001\tline 2001\n  2002\tline 2002\n</file>');
   });
 
   it('refuses files too big to load, pointing to grep and sed', async () => {
@@ -91,7 +109,7 @@ describe.each(backends)('read_file (%s backend)', { timeout: 30_000 }, (backend)
 
   it('handles empty files and CRLF line ends', async () => {
     expect((await read({ path: 'empty.txt' })).text).toBe('<file name="empty.txt" lines="0">\n(empty file)\n</file>');
-    expect((await read({ path: 'crlf.txt' })).text).toBe('<file name="crlf.txt" lines="2">\n   1  one\n   2  two\n</file>');
+    expect((await read({ path: 'crlf.txt' })).text).toBe('<file name="crlf.txt" lines="2">\n     1\tone\n     2\ttwo\n</file>');
   });
 
   it('returns images, recognised by content, as image blocks', async () => {
@@ -149,8 +167,8 @@ describe.each(backends)('read_file (%s backend)', { timeout: 30_000 }, (backend)
   it('accepts an absolute path inside the repository and symlinks that stay inside', async () => {
     const abs = await read({ path: `${repo}/src/a.ts`, start_line: 1, end_line: 1 });
     expect(abs.isError).toBe(false);
-    expect(abs.text).toContain('<file name="src/a.ts" lines="10">\n   1  line 1');
+    expect(abs.text).toContain('<file name="src/a.ts" lines="10">\n     1\tline 1');
     const viaLink = await read({ path: 'link-in', end_line: 1 });
-    expect(viaLink.text).toContain('   1  line 1');
+    expect(viaLink.text).toContain('     1\tline 1');
   });
 });

@@ -1,8 +1,9 @@
-import type { AsyncTool, ResultContent, ToolOutput } from '@infinity-code/runtime';
+import type { AsyncTool, ResultContent, ToolContext, ToolOutput } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
 import { classify } from './content-kind.js';
 import { ToolError } from './errors.js';
 import { guardPath } from './path-guard.js';
+import { contentHash, readMemoryOf, type ReadMemory } from './read-memory.js';
 import { clipLine, numbered, plural, splitLines } from './text-lines.js';
 import { optInt, sandboxTool, short, shown, str, type ToolEnv } from './tool-kit.js';
 
@@ -19,12 +20,14 @@ export const READ_LIMITS = {
 } as const;
 
 export function readFileTool(env: ToolEnv): AsyncTool {
+  const memory = readMemoryOf(env);
   return sandboxTool(env, {
     name: 'read_file',
     description:
-      'Read a file of the repository (path relative to its root). Text comes back with line numbers; ' +
-      'PNG, JPEG, GIF and WebP images come back as images. Long files are cut at ' +
-      `${READ_LIMITS.maxLines} lines: use start_line and end_line (1-based, inclusive) to read a part.`,
+      'Read a file of the repository (path relative to its root). Text comes back numbered like `cat -n` ' +
+      '(number, tab, line); PNG, JPEG, GIF and WebP images come back as images. At most ' +
+      `${READ_LIMITS.maxLines} lines per call: read a part with start_line and end_line (1-based, inclusive) ` +
+      'or offset and limit. An unchanged re-read only says so.',
     access: 'read',
     input_schema: {
       type: 'object',
@@ -32,27 +35,48 @@ export function readFileTool(env: ToolEnv): AsyncTool {
         path: { type: 'string', description: 'File path relative to the repository root.' },
         start_line: { type: 'integer', minimum: 1, description: 'First line to show (1-based).' },
         end_line: { type: 'integer', minimum: 1, description: 'Last line to show (inclusive).' },
+        offset: { type: 'integer', minimum: 0, description: 'Line to start from (like start_line).' },
+        limit: { type: 'integer', minimum: 1, description: 'Number of lines to show.' },
       },
       required: ['path'],
       additionalProperties: false,
     },
     display(input) {
-      const s = input.start_line;
-      const e = input.end_line;
+      const s = input.start_line ?? (input.offset === 0 ? 1 : input.offset);
+      const e = input.end_line ?? (typeof input.limit === 'number' ? (typeof s === 'number' ? s : 1) + input.limit - 1 : undefined);
       const range = s === undefined && e === undefined ? '' : `:${s === undefined ? '1' : shown(s)}-${e === undefined ? '' : shown(e)}`;
       return `Read ${short(input.path)}${range}`;
     },
-    run: (input, sb) => readFile(sb, env, input),
+    run: (input, sb, ctx) => readFile(sb, env, memory, input, ctx),
   });
 }
 
-async function readFile(sb: Sandbox, env: ToolEnv, input: Record<string, unknown>): Promise<ToolOutput> {
-  const raw = str(input, 'path');
-  const start = optInt(input, 'start_line');
-  const end = optInt(input, 'end_line');
+/** The lines asked for: start_line/end_line, or offset/limit (Claude Code's names), never both kinds. */
+function requestedRange(input: Record<string, unknown>): { start?: number; end?: number; startName: string } {
+  const startLine = optInt(input, 'start_line');
+  const endLine = optInt(input, 'end_line');
+  const offset = optInt(input, 'offset');
+  const limit = optInt(input, 'limit');
+  if (startLine !== undefined && offset !== undefined) throw new ToolError('Give start_line or offset, not both (they mean the same).');
+  if (endLine !== undefined && limit !== undefined) throw new ToolError('Give end_line or limit, not both.');
+  // offset 0 is the start of the file too.
+  const start = startLine ?? (offset === undefined ? undefined : Math.max(offset, 1));
+  const end = endLine ?? (limit === undefined ? undefined : (start ?? 1) + limit - 1);
   if (start !== undefined && end !== undefined && end < start) {
     throw new ToolError(`end_line (${end}) is before start_line (${start}). Give a range with start_line <= end_line.`);
   }
+  return { ...(start === undefined ? {} : { start }), ...(end === undefined ? {} : { end }), startName: offset !== undefined ? 'offset' : 'start_line' };
+}
+
+async function readFile(
+  sb: Sandbox,
+  env: ToolEnv,
+  memory: ReadMemory,
+  input: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<ToolOutput> {
+  const raw = str(input, 'path');
+  const { start, end, startName } = requestedRange(input);
   const rel = await guardPath(sb, raw, { repoRoot: env.repoRoot });
   const st = await sb.stat(rel);
   if (st.type === 'dir') throw new ToolError(`"${rel}" is a directory, not a file. Use list_files to see what it contains.`);
@@ -80,7 +104,17 @@ async function readFile(sb: Sandbox, env: ToolEnv, input: Record<string, unknown
         `PNG, JPEG, GIF or WebP images only; to inspect it use execute_command, e.g. \`xxd ${rel} | head -n 20\`.`,
     );
   }
-  const excerpt = renderLines(rel, splitLines(content.text), start, end);
+  const lines = splitLines(content.text);
+  const range = `${start ?? 1}-${end ?? ''}`;
+  const hash = contentHash(bytes);
+  if (memory.seen(ctx.thread, rel, range, hash)) {
+    return {
+      content: `File unchanged since your last read of it (${plural(lines.length, 'line')}); its content is in your earlier read_file result.`,
+      display: { title: `Read ${rel}`, summary: 'unchanged since the last read' },
+    };
+  }
+  const excerpt = renderLines(rel, lines, start, end, startName);
+  memory.remember(ctx.thread, rel, range, hash);
   return { content: excerpt.text, display: { title: `Read ${rel}`, summary: shownLines(excerpt) } };
 }
 
@@ -100,15 +134,15 @@ interface Excerpt {
 }
 
 /** The numbered excerpt, cut by line and character budgets, with a note on how to read on. */
-export function renderLines(rel: string, lines: readonly string[], start?: number, end?: number): Excerpt {
+export function renderLines(rel: string, lines: readonly string[], start?: number, end?: number, startName = 'start_line'): Excerpt {
   const total = lines.length;
   const header = `<file name="${rel}" lines="${total}">`;
   if (total === 0) return { text: `${header}\n(empty file)\n</file>`, first: 0, last: 0, total };
   const first = start ?? 1;
   if (first > total) {
     throw new ToolError(
-      `start_line ${first} is past the end of ${rel}, which has ${plural(total, 'line')}. ` +
-        `Read from start_line 1 to ${total} (or less).`,
+      `${startName} ${first} is past the end of ${rel}, which has ${plural(total, 'line')}. ` +
+        `Read from line 1 to ${total} (or less).`,
     );
   }
   const wantedLast = Math.min(end ?? total, total);
@@ -129,10 +163,10 @@ export function renderLines(rel: string, lines: readonly string[], start?: numbe
   if (last < wantedLast) {
     notes.push(
       `[Showing lines ${first}-${last} of ${total}; the output limit was reached. ` +
-        `To read on, call read_file with start_line=${last + 1}.]`,
+        `To read on, call read_file with ${startName}=${last + 1}.]`,
     );
   } else if (end !== undefined && end > total) {
-    notes.push(`[The file ends at line ${total}; end_line ${end} is past its end.]`);
+    notes.push(`[The file ends at line ${total}; line ${end} is past its end.]`);
   }
   return { text: [...out, ...notes].join('\n'), first, last, total };
 }

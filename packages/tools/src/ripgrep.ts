@@ -26,12 +26,13 @@ export interface RgRun {
  * Runs ripgrep (the binary of @vscode/ripgrep) inside the sandbox's merged view through
  * `sandbox.exec`, from the repository root, so it sees exactly what commands see (on overlay
  * backends the view exists only inside the sandbox's mount namespace). `onLine` gets each line
- * of stdout and returns false to stop the search (the process group is killed). Patterns go in
+ * of stdout (or each NUL-terminated entry, with `separator: '\0'`) and returns false to stop the
+ * search (the process group is killed). Patterns go in
  * `flags` (`--regexp`), so nothing the model sends is read as an option.
  */
 export async function runRipgrep(
   sb: Sandbox,
-  args: { flags: readonly string[]; paths?: readonly string[] },
+  args: { flags: readonly string[]; paths?: readonly string[]; separator?: '\n' | '\0' },
   onLine: (line: string) => boolean | void,
   opts: { timeoutMs?: number } = {},
 ): Promise<RgRun> {
@@ -52,9 +53,10 @@ export async function runRipgrep(
   let stderr = '';
   let partial = '';
   const decoder = new StringDecoder('utf8');
+  const separator = args.separator ?? '\n';
   const feed = (text: string): void => {
     if (stopped) return;
-    const lines = (partial + text).split('\n');
+    const lines = (partial + text).split(separator);
     partial = lines.pop()!;
     for (const line of lines) {
       if (onLine(line) === false) {
@@ -72,7 +74,7 @@ export async function runRipgrep(
   feed(decoder.end());
   if (!stopped && partial !== '') onLine(partial);
   if (timeout.aborted && !stopped) {
-    throw new ToolError('The search took too long and was stopped. Narrow it with include, or a more specific query.');
+    throw new ToolError('The search took too long and was stopped. Narrow it with a path or a glob, or a more specific pattern.');
   }
   return { stderr: stderr.trim(), exitCode: result.exitCode, stopped };
 }

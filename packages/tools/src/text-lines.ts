@@ -16,9 +16,9 @@ export function clipLine(line: string, max: number, alreadyCut = 0): string {
   return `${kept}… [${line.length - kept.length + alreadyCut} more characters]`;
 }
 
-/** `  42  text`: the line number right-aligned (4 wide), as read_file shows lines. */
+/** `    42\ttext`: the line number right-aligned (6 wide) and a tab, as `cat -n` and read_file show lines. */
 export function numbered(n: number, line: string): string {
-  return `${String(n).padStart(4)}  ${line}`;
+  return `${String(n).padStart(6)}\t${line}`;
 }
 
 /** The last `n` non-empty lines of `text` (the end of a command's output, for UIs). */

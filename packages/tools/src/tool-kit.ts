@@ -2,6 +2,8 @@ import type { AsyncTool, JsonSchema, ToolContext, ToolOutput } from '@infinity-c
 import type { Sandbox } from '@infinity-code/sandbox';
 import { ORDER_NOTE, type CallOrder } from './call-order.js';
 import { errorText, ToolError } from './errors.js';
+import type { NestedInstructions } from './nested-instructions.js';
+import { readMemoryOf } from './read-memory.js';
 
 /** What every file tool gets: the calling thread's sandbox and the shared options. */
 export interface ToolEnv {
@@ -9,6 +11,11 @@ export interface ToolEnv {
   repoRoot: string | undefined;
   /** Shared by all the tools of one set (execute_command too), so a thread's calls follow one order. */
   order: CallOrder;
+  /**
+   * Shows a thread the instruction files of the directories its calls reach, once each (see
+   * NestedInstructions); absent, results are the tools' own.
+   */
+  instructions?: NestedInstructions;
 }
 
 /** The answer to a call cancelled while it waited for its turn: it never ran. */
@@ -39,12 +46,18 @@ export function sandboxTool(env: ToolEnv, spec: SandboxToolSpec): AsyncTool {
     input_schema: spec.input_schema,
     display: (input) => spec.display(input),
     dispatch(input, ctx) {
+      // Every file-tool call notes the thread's context size: a drop means its history was
+      // compacted, and read_file must not point at earlier results any more (read-memory.ts).
+      readMemoryOf(env).observe(ctx.thread);
       // Taken before dispatch returns: the place in line is the order of the calls in the reply.
       const turn = env.order.enter(ctx.threadId, ctx.call.id, spec.access);
       const work = async (): Promise<ToolOutput> => {
         try {
           if (!(await turn.ready)) return { content: CANCELLED_BEFORE_START, isError: true };
-          return await spec.run(input, await env.sandboxFor(ctx.threadId), ctx);
+          const sb = await env.sandboxFor(ctx.threadId);
+          const output = await spec.run(input, sb, ctx);
+          // Still in the call's turn: the instructions are read as the call left the sandbox.
+          return env.instructions ? await env.instructions.addTo(output, input, sb, ctx.thread) : output;
         } catch (err) {
           return { content: errorText(err), isError: true };
         } finally {
@@ -83,6 +96,13 @@ export function optInt(input: Record<string, unknown>, key: string): number | un
   const v = input[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v)) throw new ToolError(`"${key}" must be a whole number when given.`);
+  return v;
+}
+
+export function optBool(input: Record<string, unknown>, key: string): boolean | undefined {
+  const v = input[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new ToolError(`"${key}" must be true or false when given.`);
   return v;
 }
 

@@ -32,10 +32,10 @@ describe('components render state', () => {
   });
 
   it('ToolRow keeps the count of further result lines when the first line is too long for the terminal', () => {
-    const result = `Command is still running after 5 s; it continues in the background ${'and on '.repeat(12)}\nline 2\nline 3`;
+    const result = `The command is still running after 5 s; it goes on in the background ${'and on '.repeat(12)}\nline 2\nline 3`;
     const out = frame(<ToolRow display="$ node test.js" status="ok" summary={summarize(result)} />);
     const row = out.split('\n')[1];
-    expect(row).toMatch(/^ {2}⎿ Command is still running.*…/);
+    expect(row).toMatch(/^ {2}⎿ The command is still running.*…/);
     expect(row).toMatch(/\(\+2 lines\)$/);
   });
 

@@ -124,6 +124,8 @@ export function makeHarness(mode: Mode, storeKind: StoreKind, opts: HarnessOptio
   system.subscribe((e) => {
     events.push(e);
     if (e.type === 'tool-dispatched' && !answered.has(e.callId)) awaiting.add(e.callId);
+    // A call the runtime moved to the background was answered by it.
+    if (e.type === 'tool-result' && e.subscription) awaiting.delete(e.toolUseId);
     notify();
   });
   return {

@@ -58,3 +58,35 @@ export function watchTool(): AsyncTool & { ctxs: Map<string, AsyncToolContext>; 
     },
   };
 }
+
+/**
+ * Like heldTool, but a running call goes on in the background when the user writes (as a
+ * command does): the test emits its events through `ctxs`.
+ */
+export function backgroundTool(): AsyncTool & {
+  ctxs: Map<string, AsyncToolContext>;
+  backgrounded: string[];
+  cancelled: string[];
+} {
+  const ctxs = new Map<string, AsyncToolContext>();
+  const backgrounded: string[] = [];
+  const cancelled: string[] = [];
+  return {
+    kind: 'async',
+    name: 'job',
+    description: 'Run a job that may outlast the wait.',
+    input_schema: { type: 'object', properties: {} },
+    ctxs,
+    backgrounded,
+    cancelled,
+    dispatch(_input, ctx) {
+      ctxs.set(ctx.call.id, ctx);
+    },
+    cancel(ctx) {
+      cancelled.push(ctx.call.id);
+    },
+    background(ctx) {
+      backgrounded.push(ctx.call.id);
+    },
+  };
+}

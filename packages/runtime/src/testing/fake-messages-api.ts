@@ -104,7 +104,7 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promis
     // Filed only once the reply has gone out whole, and before its last byte, so the client's
     // next request already finds it.
     const keep = (): void => {
-      if (sent) memory.remember(sent, shape.stopReason);
+      if (sent) memory.remember(sent, shape.stopReason, body);
     };
     const timing = opts.latency && replyTiming(opts.latency, shape.usage);
     Object.assign(record, { status: 200, usage: shape.usage, ...(timing && { delay: timing }) });

@@ -2,26 +2,42 @@
 // they come back unchanged (a fake-only strictness: the real API drops a discarded thinking block
 // silently, which would hide a client that throws thinking away), and the replies that paused
 // (pause_turn), which are the one assistant message a request may end with.
-import { canonicalJson } from './canonical-json.js';
+//
+// One exception, the API's own advice for client-side compaction: a turn kept after a summary
+// (the conversation before it is no longer what it was answered after) comes back without its
+// thinking, which was bound to what the summary replaced. Everything else in it must be unchanged.
+import { canonicalJson, digestOf } from './canonical-json.js';
+import { prefixContext } from './conversation-prefix.js';
 import { isRecord } from './token-estimate.js';
 
 type Block = Record<string, unknown>;
 
+interface Sent {
+  content: readonly unknown[];
+  /** Digest of the conversation the reply was given after (system, tools, earlier messages). */
+  after: string;
+}
+
 export class ReplyMemory {
-  /** tool_use id to the content of the assistant message that carried it, as sent. */
-  readonly #byToolUseId = new Map<string, readonly unknown[]>();
+  /** tool_use id to the assistant message that carried it, as sent. */
+  readonly #byToolUseId = new Map<string, Sent>();
   /** Canonical JSON of the contents of replies that stopped with pause_turn. */
   readonly #paused = new Set<string>();
 
   /**
    * Called once a reply has gone out whole, with the assistant message as the client should keep
-   * it (for a continuation, the paused content followed by the new blocks). Replies without tool
-   * calls are not kept: a client may keep an interrupted or final answer cut short.
+   * it (for a continuation, the paused content followed by the new blocks) and the request it
+   * answered. Replies without tool calls are not kept: a client may keep an interrupted or final
+   * answer cut short.
    */
-  remember(content: readonly unknown[], stopReason: string): void {
+  remember(content: readonly unknown[], stopReason: string, request: Record<string, unknown>): void {
     if (stopReason === 'pause_turn') this.#paused.add(canonicalJson(content));
+    const messages = Array.isArray(request.messages) ? request.messages : [];
+    // A continuation's paused turn is the reply's own start, not part of what it came after.
+    const at = isRecord(messages.at(-1)) && (messages.at(-1) as Block).role === 'assistant' ? messages.length - 1 : messages.length;
+    const sent: Sent = { content, after: digestOf(prefixContext(request, at)) };
     for (const b of content) {
-      if (isRecord(b) && b.type === 'tool_use' && typeof b.id === 'string') this.#byToolUseId.set(b.id, content);
+      if (isRecord(b) && b.type === 'tool_use' && typeof b.id === 'string') this.#byToolUseId.set(b.id, sent);
     }
   }
 
@@ -31,27 +47,36 @@ export class ReplyMemory {
   }
 
   /** The first assistant message with a remembered tool call whose content is not the reply as sent. */
-  checkEchoes(messages: readonly unknown[]): string | undefined {
+  checkEchoes(request: Record<string, unknown>): string | undefined {
+    const messages: unknown[] = Array.isArray(request.messages) ? request.messages : [];
     for (const [i, m] of messages.entries()) {
       if (!isRecord(m) || m.role !== 'assistant') continue;
       const content = blocksOf(m.content);
       const sent = this.#sentWith(content);
-      if (sent === undefined || canonicalJson(sent) === canonicalJson(content)) continue;
+      if (sent === undefined || canonicalJson(sent.content) === canonicalJson(content)) continue;
+      if (keptAfterSummary(sent, content, digestOf(prefixContext(request, i)))) continue;
       return (
-        `messages.${i}: this assistant turn differs from the reply the API gave (${difference(sent, content)}); ` +
+        `messages.${i}: this assistant turn differs from the reply the API gave (${difference(sent.content, content)}); ` +
         'send every assistant turn back unchanged, thinking blocks included'
       );
     }
     return undefined;
   }
 
-  #sentWith(content: readonly unknown[]): readonly unknown[] | undefined {
+  #sentWith(content: readonly unknown[]): Sent | undefined {
     for (const b of content) {
       const sent = isRecord(b) && b.type === 'tool_use' && typeof b.id === 'string' ? this.#byToolUseId.get(b.id) : undefined;
       if (sent) return sent;
     }
     return undefined;
   }
+}
+
+/** The turn lost its thinking and nothing else, and what comes before it was rewritten. */
+function keptAfterSummary(sent: Sent, content: readonly unknown[], after: string): boolean {
+  if (after === sent.after) return false;
+  const unthought = sent.content.filter((b) => !(isRecord(b) && (b.type === 'thinking' || b.type === 'redacted_thinking')));
+  return canonicalJson(unthought) === canonicalJson(content);
 }
 
 function blocksOf(content: unknown): unknown[] {

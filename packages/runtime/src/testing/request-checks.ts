@@ -25,7 +25,7 @@ export function checkRequest(body: Record<string, unknown>, headers: RequestHead
   const binding = checkThinkingBinding(body);
   if ('error' in binding) return refuse(binding.error);
   // Ids outside the table are served as in 2025, when assistant turns could be edited freely.
-  const echo = modelInfo(model) && Array.isArray(body.messages) ? memory.checkEchoes(body.messages) : undefined;
+  const echo = modelInfo(model) && Array.isArray(body.messages) ? memory.checkEchoes(body) : undefined;
   if (echo) return refuse(echo);
   return { ok: true, dropped: binding.dropped };
 }

@@ -137,6 +137,21 @@ describe('fake Messages API: thinking blocks sent back', () => {
     );
   });
 
+  it('takes a turn kept after a client-side summary without its thinking, with nothing else changed', async () => {
+    const { api, client } = await fake();
+    const messages = await twoTurns(client);
+    // The first exchange is summarised; the second is kept, its thinking left out as it was bound
+    // to what the summary replaced.
+    const kept = copy(messages.slice(3));
+    kept[0].content = blocksOf(kept[0]).filter((b) => b.type !== 'thinking') as unknown as Anthropic.ContentBlockParam[];
+    const summarised: Message[] = [{ role: 'user', content: 'Summary: a.ts was read.' }, ...kept];
+    expect(await third(client, summarised)).not.toBeInstanceOf(Error);
+    const edited = copy(summarised);
+    blocksOf(edited[1]).at(-1)!.input = { path: 'c.ts' };
+    expect(await third(client, edited)).toMatchObject({ status: 400, apiMessage: expect.stringMatching(/^messages\.1: this assistant turn differs from the reply the API gave/) });
+    expect(statuses(api.requests)).toEqual([200, 200, 200, 400]);
+  });
+
   it('refuses an earlier turn with a thinking block left out: the blocks after it are bound to what was there', async () => {
     const { api, client } = await fake();
     const messages = copy(await twoTurns(client));
