@@ -51,7 +51,7 @@ describe('the environment in the system prompt', () => {
     await start(false);
     const now = new Date();
     const today = `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, '0')}-${String(now.getDate()).padStart(2, '0')}`;
-    const told = systems[0]!;
+    const told = systems[0];
     expect(told).toContain(`as of this session's start on ${today}`);
     expect(told).toContain(`Commands run in bash, from the repository root: ${repo}.`);
     expect(told).toContain('The user started Infinity Code in pkg/sub/');

@@ -118,7 +118,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     expect(at('job done')).toBeGreaterThan(0);
     expect(at('event 1')).toBeGreaterThan(at('job done'));
     // The three events of one subscription arrive together: one injected call, in their order.
-    const events = texts[at('event 1')]!;
+    const events = texts[at('event 1')];
     expect(events.indexOf('event 2')).toBeGreaterThan(events.indexOf('event 1'));
     expect(events.indexOf('event 3')).toBeGreaterThan(events.indexOf('event 2'));
     expect(toolUses(t!.history).filter((u) => u.name === 'receive_event__injected')).toHaveLength(1);
@@ -190,7 +190,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     expect(completions()).toBe(before + 1);
     const injected = toolUses(t!.history).filter((u) => u.name === 'receive_event__injected');
     expect(injected).toHaveLength(1);
-    expect(injected[0]!.input).toMatchObject({ original_tool_call_id: callId });
+    expect(injected[0].input).toMatchObject({ original_tool_call_id: callId });
     const all = JSON.stringify(t!.history);
     expect(all.indexOf('line 1')).toBeLessThan(all.indexOf('line 2'));
     expect(all.indexOf('line 2')).toBeLessThan(all.indexOf('exit code 0'));
@@ -204,7 +204,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const h = makeHarness(mode, storeKind, { brain: scriptBrain, tools: [watch] });
     await h.send(userText('t', 'watch', 'u1'));
     await h.settle();
-    const ctx = [...watch.ctxs.values()][0]!;
+    const ctx = [...watch.ctxs.values()][0];
     await ctx.emit({ content: 'compiling', associative: true, quiet: true, id: 'q1' });
     await h.settleSlices();
     await h.send(userText('t', 'how is it going', 'u2'));
@@ -225,7 +225,7 @@ describe.each(combos)('events in %s mode with the %s store', (mode, storeKind) =
     const h = makeHarness(mode, storeKind, { brain, tools: [job] });
     await h.send(userText('t', 'run', 'u1'));
     await h.settleSlices();
-    const [callId, ctx] = [...job.ctxs][0]!;
+    const [callId, ctx] = [...job.ctxs][0];
     await h.send(userText('t', 'also look at the docs', 'u2'));
     await h.settle();
     let t = await h.store.loadThread('t');

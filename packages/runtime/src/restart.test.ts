@@ -151,7 +151,7 @@ describe('deferred inputs across a restart', () => {
     expect(at('job output')).toBeGreaterThan(0);
     expect(at('event 1')).toBeGreaterThan(at('job output'));
     // Events of one subscription that arrive together are one injected call, in their order.
-    const events = texts[at('event 1')]!;
+    const events = texts[at('event 1')];
     expect(events.indexOf('event 2')).toBeGreaterThan(events.indexOf('event 1'));
     expect(texts.filter((x) => x.includes('event 1'))).toHaveLength(1);
     rmSync(dir, { recursive: true, force: true });

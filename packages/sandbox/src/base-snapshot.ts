@@ -16,6 +16,11 @@ export interface Snapshot {
   tree: string;
   /** The user's HEAD at the time, or null in a repository without commits. */
   parent: string | null;
+  /**
+   * The branch (`refs/heads/…`) the user's HEAD named at the time, unborn or not; absent when
+   * HEAD was detached (and in records written before it was kept).
+   */
+  branch?: string;
 }
 
 /**
@@ -68,7 +73,8 @@ export async function workingTreeTree(repo: RepoInfo, objectsDir: string, scratc
 // The snapshot's steps in one process: `git add -A` into the temporary index, the tree, HEAD and
 // the commit, and with IC_BASE set the base's checkout: each git process costs a spawn of this
 // (large) process and a trip through its event loop, and a session's first tool call waits for
-// all of them. "$@" is git's own arguments (USER_REPO_SWITCHES); prints "<tree> <commit> [<HEAD>]".
+// all of them. "$@" is git's own arguments (USER_REPO_SWITCHES); prints "<tree> <commit> <HEAD> <branch>"
+// (each of the last two possibly empty).
 // The base is checked out with the user's git dir and config (it is their tree, filters
 // included), into its own index (IC_BASE_INDEX), which then holds fresh stat data for every base file.
 // A pooled base (IC_MERGE=-m) is moved by a one-way merge from its own index: only entries whose
@@ -83,12 +89,15 @@ pre=
 # A failure ends the run only once the checkout started beside it is over: nothing may still be
 # writing into the base when the caller removes it.
 fail() { c=$?; [ -z "$pre" ] || wait "$pre"; exit $c; }
-# HEAD's commit and tree in one run ("--": revisions, whatever files are named); none when unborn.
+# HEAD's commit, tree and branch ("HEAD" when detached) in one run ("--": revisions, whatever
+# files are named); an unborn HEAD has only its branch.
 nl='
 '
-parent= head=
-if ids=$(git "$@" rev-parse 'HEAD^{commit}' 'HEAD^{tree}' -- 2>/dev/null); then
-  parent=\${ids%%"$nl"*}; rest=\${ids#*"$nl"}; head=\${rest%%"$nl"*}
+parent= head= branch=
+if ids=$(git "$@" rev-parse 'HEAD^{commit}' 'HEAD^{tree}' --symbolic-full-name HEAD -- 2>/dev/null); then
+  parent=\${ids%%"$nl"*}; rest=\${ids#*"$nl"}; head=\${rest%%"$nl"*}; rest=\${rest#*"$nl"}; branch=\${rest%%"$nl"*}
+else
+  branch=$(git "$@" symbolic-ref -q HEAD 2>/dev/null)
 fi
 if [ -n "$IC_BASE" ] && [ "$IC_MERGE" = --reset ] && [ -n "$head" ]; then
   GIT_INDEX_FILE=$IC_BASE_INDEX git "$@" --git-dir="$IC_USER_GIT_DIR" --work-tree="$IC_BASE" -c "checkout.workers=$IC_WORKERS" read-tree --reset -u "$head" &
@@ -105,7 +114,7 @@ if [ -n "$IC_BASE" ]; then
     GIT_INDEX_FILE=$IC_BASE_INDEX git "$@" --git-dir="$IC_USER_GIT_DIR" --work-tree="$IC_BASE" -c "checkout.workers=$IC_WORKERS" read-tree $merge -u "$tree" || exit $?
   fi
 fi
-echo "$tree $commit $parent"
+echo "$tree $commit $parent $branch"
 `;
 
 /**
@@ -149,8 +158,9 @@ export async function takeSnapshot(
     if (out.exitCode !== 0) {
       throw new GitError(['add', '-A'], out.stderr.toString('utf8') || String(out.error?.message ?? out.signal ?? ''), out.exitCode, out.error);
     }
-    const [tree, commit, parent] = out.stdout.toString('utf8').trim().split(' ');
-    return { tree: tree, commit: commit, parent: parent || null };
+    // Ref names hold no spaces (git check-ref-format); a missing parent leaves its field empty.
+    const [tree, commit, parent, branch] = out.stdout.toString('utf8').trim().split(' ');
+    return { tree: tree, commit: commit, parent: parent || null, ...(branch?.startsWith('refs/heads/') ? { branch } : {}) };
   } finally {
     // Synchronous: two unlinks, where fs.promises.rm walks each path through the thread pool,
     // which session start-up keeps busy, while the first tool call waits for this to return.

@@ -35,6 +35,8 @@ import { killProcessesWithEnv } from './proc.js';
 import { removeUnlisted } from './registry.js';
 import { scrubGitConfig } from './git-config-scrub.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
+import { HOOKS_DIR, seedSandboxGit } from './sandbox-git-seed.js';
+import { sandboxViewIndex } from './sandbox-view-index.js';
 import { inheritedEnv } from './secret-env.js';
 import { applyToIndex, treeChanges } from './tree-changes.js';
 import { diskUsage } from './storage-usage.js';
@@ -217,7 +219,7 @@ class CopySession implements BackendSession {
     const done = await rebaseCopy(this.ctx, { treeDir: sb.treeDir, spawnTree: sb.spawnTree!, currentTree: () => sb.currentTree() }, change);
     sb.spawnTree = done.spawnTree;
     this.lastRebase.set(sb, { change, overridden: done.overridden });
-    await moveSandboxGit(this.ctx, path.join(sb.treeDir, '.git'), change.from.commit, change.to.commit, change.changes);
+    await moveSandboxGit(this.ctx, path.join(sb.treeDir, '.git'), change);
   }
 
   async overridden(sandbox: BackendSandbox, change: BaseChange): Promise<string[]> {
@@ -256,10 +258,12 @@ class CopySession implements BackendSession {
 
   /**
    * A private git dir that borrows the user's objects through alternates: `git status`, `git
-   * diff` and even commits work in the copy without ever writing into the user's repository.
+   * diff` and `git log` work in the copy as in the user's tree (see seedSandboxGit and
+   * sandboxViewIndex) without ever writing into the user's repository.
    */
   private async writePrivateGitDir(treeDir: string): Promise<void> {
     const { repo, snapshot, objectsDir } = this.ctx;
+    const view = sandboxViewIndex(this.ctx);
     const dotGit = path.join(treeDir, '.git');
     await mkdir(path.join(dotGit, 'objects', 'info'), { recursive: true });
     await mkdir(path.join(dotGit, 'info'), { recursive: true });
@@ -268,19 +272,6 @@ class CopySession implements BackendSession {
     );
     const alternates = [path.join(repo.commonDir, 'objects'), objectsDir, ...inherited.split('\n')].filter(Boolean);
     await writeFile(path.join(dotGit, 'objects', 'info', 'alternates'), alternates.join('\n') + '\n');
-    await writeFile(path.join(dotGit, 'HEAD'), `${snapshot.commit}\n`);
-    // Without the credentials a remote URL may hold (git-config-scrub.ts).
-    await writeFile(path.join(dotGit, 'config'), scrubGitConfig(await readFile(path.join(repo.commonDir, 'config'), 'utf8')));
-    for (const [k, v] of [
-      ['core.bare', 'false'],
-      ['core.checkStat', 'minimal'],
-      ['core.trustctime', 'false'],
-    ] as const) {
-      await hostGit(['config', '--file', path.join(dotGit, 'config'), k, v]);
-    }
-    await hostGit(['config', '--file', path.join(dotGit, 'config'), '--unset-all', 'core.worktree'], {
-      okExitCodes: [5],
-    });
     if (await pathExists(path.join(repo.commonDir, 'refs'))) {
       await mkdir(path.join(dotGit, 'refs'), { recursive: true });
       await copyTree(path.join(repo.commonDir, 'refs'), path.join(dotGit, 'refs'));
@@ -290,7 +281,16 @@ class CopySession implements BackendSession {
     for (const f of ['packed-refs', 'info/exclude']) {
       await copyFile(path.join(repo.commonDir, f), path.join(dotGit, f)).catch(() => undefined);
     }
-    await copyFile(this.ctx.baseIndex, path.join(dotGit, 'index'));
+    // Without the credentials a remote URL may hold (git-config-scrub.ts); a copy's files have
+    // new inode numbers and ctimes (see STAT_CONFIG). Set last, so that they win.
+    const config = scrubGitConfig(await readFile(path.join(repo.commonDir, 'config'), 'utf8'));
+    const local = `${config}${config.endsWith('\n') || config === '' ? '' : '\n'}[core]\n\tbare = false\n\tcheckStat = minimal\n\ttrustctime = false\n`;
+    // Relative to the top of the copy, where git runs hooks: a child's copy of this dir finds its own.
+    seedSandboxGit(dotGit, snapshot, { config: local, hooksPath: path.posix.join('.git', HOOKS_DIR) });
+    if (/worktree/i.test(config)) {
+      await hostGit(['config', '--file', path.join(dotGit, 'config'), '--unset-all', 'core.worktree'], { okExitCodes: [5] });
+    }
+    await copyFile(await view, path.join(dotGit, 'index'));
   }
 }
 

@@ -48,6 +48,8 @@ import { removeUnlisted } from './registry.js';
 import { RwLock } from './rw-lock.js';
 import { scrubGitConfig } from './git-config-scrub.js';
 import { moveSandboxGit } from './sandbox-git-rebase.js';
+import { HOOKS_DIR, seedSandboxGit } from './sandbox-git-seed.js';
+import { sandboxViewIndex } from './sandbox-view-index.js';
 import { sealGit } from './trusted-git.js';
 import { fsPath } from './utf8-names.js';
 import { buildTrees } from './view-trees.js';
@@ -181,7 +183,7 @@ class OverlaySession implements BackendSession {
   async rebase(sandbox: BackendSandbox, change: BaseChange): Promise<void> {
     const sb = sandbox as OverlaySandbox;
     await sb.release();
-    await moveSandboxGit(this.ctx, path.join(sb.dir, 'git', 'upper'), change.from.commit, change.to.commit, change.changes);
+    await moveSandboxGit(this.ctx, path.join(sb.dir, 'git', 'upper'), change);
   }
 
   async overridden(sandbox: BackendSandbox, change: BaseChange): Promise<string[]> {
@@ -227,20 +229,21 @@ class OverlaySession implements BackendSession {
   }
 
   /**
-   * The sandbox's private .git overlay starts detached at the snapshot, with the base's index
-   * (fresh stat data, so `git status` is fast and clean) and the session's objects reachable.
+   * The sandbox's private .git overlay starts where the user's HEAD was at the snapshot, with the
+   * user's changes since uncommitted (see seedSandboxGit and sandboxViewIndex, whose stat data
+   * keeps `git status` fast), the hooks that refuse commits, and the session's objects reachable.
    * Commits, index writes and ref updates made by commands stay in this upper.
    */
   private async seedGitUpper(upper: string): Promise<void> {
-    const { repo, snapshot, objectsDir, baseIndex } = this.ctx;
+    const { repo, snapshot, objectsDir } = this.ctx;
+    const view = await sandboxViewIndex(this.ctx);
     // Synchronous: see makeDirs.
-    writeFileSync(path.join(upper, 'HEAD'), `${snapshot.commit}\n`);
     // git replaces an index by lock file + rename, never in place, so a hard link is safe and
     // keeps creation O(1) (a 50k-file index is ~5 MB).
     try {
-      linkSync(baseIndex, path.join(upper, 'index'));
+      linkSync(view, path.join(upper, 'index'));
     } catch {
-      await copyFile(baseIndex, path.join(upper, 'index'));
+      await copyFile(view, path.join(upper, 'index'));
     }
     let inherited = '';
     try {
@@ -249,10 +252,19 @@ class OverlaySession implements BackendSession {
       // The user's repository borrows no objects.
     }
     writeFileSync(path.join(upper, 'objects', 'info', 'alternates'), [...inherited.split('\n').filter(Boolean), objectsDir].join('\n') + '\n');
-    // Over the user's config in the view, only where it holds a credential (git-config-scrub.ts).
-    const config = readFileSync(path.join(repo.commonDir, 'config'), 'utf8');
-    const scrubbed = scrubGitConfig(config);
-    if (scrubbed !== config) writeFileSync(path.join(upper, 'config'), scrubbed);
+    // Over the user's config in the view: without credentials (git-config-scrub.ts), with the hooks.
+    let worktreeConfig: string | undefined;
+    try {
+      worktreeConfig = readFileSync(path.join(repo.gitDir, 'config.worktree'), 'utf8');
+    } catch {
+      // None: git reads only the config.
+    }
+    seedSandboxGit(upper, snapshot, {
+      config: scrubGitConfig(readFileSync(path.join(repo.commonDir, 'config'), 'utf8')),
+      ...(worktreeConfig !== undefined ? { worktreeConfig: scrubGitConfig(worktreeConfig) } : {}),
+      // Where commands see this upper: over the repository's .git.
+      hooksPath: path.join(repo.root, '.git', HOOKS_DIR),
+    });
   }
 }
 

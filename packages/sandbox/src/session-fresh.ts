@@ -10,6 +10,7 @@ import { ensurePlumbingGitDir } from './plumbing-git-dir.js';
 import { identify } from './proc.js';
 import { writeRegistry } from './registry.js';
 import { findHeavyDirs, type RepoInfo } from './repo.js';
+import { sandboxViewIndex } from './sandbox-view-index.js';
 import { writeRecord, type SessionRecord } from './session-record.js';
 import { sessionsDir } from './state-dir.js';
 
@@ -112,6 +113,9 @@ export async function completeFreshSession(begun: Begun): Promise<Started> {
       objectEnv: objectEnv(repo, objectsDir),
       plumbingGitDir,
     };
+    // What new sandboxes' git starts with (see sandboxViewIndex), built while the backend opens
+    // rather than when the first sandbox is made; a failure is met again, and reported, there.
+    void sandboxViewIndex(ctx);
     return { ctx, backend, record };
   } catch (err) {
     await removeTree(sessionDir);

@@ -116,7 +116,9 @@ describe('session storage', () => {
     expect(dirty.snapshot.tree).not.toBe(clean.snapshot.tree);
     const sb2 = await dirty.create();
     expect(await sb2.readText('a.txt')).toBe('changed\n');
-    expect((await sb2.run('git status --porcelain')).stdout).toBe('');
+    // The user's change is theirs, uncommitted, as in their own tree; the sandbox's diff has none of it.
+    expect((await sb2.run('git status --porcelain')).stdout).toBe(' M a.txt\n');
+    expect((await sb2.diff()).isEmpty).toBe(true);
     expect((await sb2.run('cat a.txt')).stdout).toBe('changed\n');
   });
 

@@ -213,7 +213,7 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       expect(agent.events.filter((e) => e.type === 'completion-started').length).toBe(before + 1);
       const injected = agent.events.filter((e): e is Extract<RuntimeEvent, { type: 'event-injected' }> => e.type === 'event-injected' && e.originalCallId === 'bg');
       expect(injected).toHaveLength(1);
-      expect(textOf(injected[0]!.content)).toMatch(/built\n\[exit code: 0\]$/);
+      expect(textOf(injected[0].content)).toMatch(/built\n\[exit code: 0\]$/);
     } finally {
       await agent.close();
     }

@@ -4,6 +4,7 @@ import { hookedBackend, type BackendHooks } from './hooked-backend.js';
 import { registerChangeTests } from './suite-changes.js';
 import { registerConfinementTests } from './suite-confinement.js';
 import { registerContainmentTests, registerExecTests } from './suite-exec.js';
+import { registerGitViewTests } from './suite-git-view.js';
 import { registerIsolationTests } from './suite-isolation.js';
 import { registerPolicyTests } from './suite-policy.js';
 import { registerRefreshTests } from './suite-refresh.js';
@@ -51,6 +52,7 @@ export function registerBackendSuite(backend: BackendName): void {
     registerConfinementTests(ctx);
     registerPolicyTests(ctx);
     registerTrustedGitTests(ctx);
+    registerGitViewTests(ctx);
   });
 }
 

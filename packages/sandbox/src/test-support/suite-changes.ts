@@ -279,16 +279,17 @@ export function registerChangeTests(s: SuiteContext): void {
     expect(await readFile(path.join(repo, 'new.txt'), 'utf8')).toBe(lines(40, 'moving'));
   });
 
-  it('a commit made by a command inside the sandbox still diffs, squashes and applies', async () => {
+  it('a commit a command makes past the sandbox hooks still diffs, squashes and applies', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
     const session = await s.open(repo);
     const parent = await session.create('parent');
     const child = await session.create('child', parent);
     // At the path commands see the repository at (its own path on overlay backends), so git
-    // writes the commit's objects into the sandbox's private .git.
+    // writes the commit's objects into the sandbox's private .git. The sandbox's hooks refuse
+    // commits (see suite-git-view.ts); a command can still switch them off.
     const commit = await child.run(
       `echo committed > a.txt && echo new > c.txt && git -C ${JSON.stringify(child.root)} add -A && ` +
-        'git -c user.name=a -c user.email=a@b commit -qm agent && git status --porcelain',
+        'git -c core.hooksPath=/dev/null -c user.name=a -c user.email=a@b commit -qm agent && git status --porcelain',
     );
     expect(commit).toMatchObject({ exitCode: 0, stdout: '' });
 

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
 import { expect, it } from 'vitest';
 import type { SuiteContext } from './backend-suite.js';
-import { hashTree, makeRepo, pidsWithArg, pidsWithEnvContaining, startTaggedDaemon, writeFiles } from './fixtures.js';
+import { git, hashTree, makeRepo, pidsWithArg, pidsWithEnvContaining, startTaggedDaemon, writeFiles } from './fixtures.js';
 
 // npm must not phone home from a test (update notifier, audit): loopback only.
 const NPM_OFFLINE = {
@@ -66,8 +66,9 @@ export function registerExecTests(s: SuiteContext): void {
       const abs = await sb.run(`pwd && echo absolute > ${JSON.stringify(path.join(repo, 'abs.txt'))}`);
       expect(abs.stdout.trim()).toBe(repo);
       expect(await sb.readText('abs.txt')).toBe('absolute\n');
-      const gitWrite = await sb.run('git add -A && git -c user.name=a -c user.email=a@b commit -qm agent && git log --oneline | wc -l');
-      expect(gitWrite.exitCode).toBe(0);
+      // A commit past the sandbox's hooks writes objects, refs and the index: none reach the user's .git.
+      const gitWrite = await sb.run('git add -A && git -c core.hooksPath=/dev/null -c user.name=a -c user.email=a@b commit -qm agent && git log --oneline | wc -l');
+      expect(gitWrite).toMatchObject({ exitCode: 0, stdout: '2\n' });
     }
     expect(existsSync(path.join(repo, 'gen'))).toBe(false);
     expect(await hashTree(repo)).toEqual(before);
@@ -251,15 +252,18 @@ export function registerExecTests(s: SuiteContext): void {
     });
   }
 
-  it('reads the snapshot through git inside the sandbox, not the user index', async () => {
-    const repo = await makeRepo({ 'a.txt': 'a\n' });
+  it("reads the user's HEAD through git inside the sandbox, with its own index, not the user's", async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    await writeFile(path.join(repo, 'b.txt'), 'b, staged by the user\n');
+    await git(repo, 'add', 'b.txt');
     const session = await s.open(repo);
     const sb = await session.create();
     const head = await sb.run('git rev-parse HEAD');
-    expect(head.stdout.trim()).toBe(session.snapshot.commit);
-    const clean = await sb.run('git status --porcelain');
-    expect(clean).toMatchObject({ exitCode: 0, stdout: '' });
+    expect(head.stdout.trim()).toBe(session.snapshot.parent);
+    expect(await sb.run('git status --porcelain')).toMatchObject({ exitCode: 0, stdout: ' M b.txt\n' });
+    expect(await sb.run('echo model >> a.txt && git add a.txt && git status --porcelain')).toMatchObject({ exitCode: 0, stdout: 'M  a.txt\n M b.txt\n' });
     expect(await readFile(path.join(repo, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
+    expect(await git(repo, 'status', '--porcelain')).toBe('M  b.txt');
   });
 }
 

@@ -81,10 +81,13 @@ export function registerRefreshTests(s: SuiteContext): void {
       'root-new.txt',
       'shared.txt',
     ]);
-    // Inside the sandbox, git agrees: HEAD is the new snapshot, and only the agent's work shows.
-    expect((await root.run('git rev-parse HEAD')).stdout.trim()).toBe(session.snapshot.commit);
+    // Inside the sandbox, git agrees with the user's: HEAD is theirs, their edits are uncommitted,
+    // and the agents' work shows on top.
+    expect((await root.run('git rev-parse HEAD')).stdout.trim()).toBe(session.snapshot.parent);
     const status = (await child.run('git status --porcelain')).stdout;
-    expect(status.split('\n').filter(Boolean).sort()).toEqual([' M agent.txt', ' M shared.txt', '?? child.txt', '?? root-new.txt']);
+    const usersOwn = (await git(repo, 'status', '--porcelain')).split('\n');
+    expect(usersOwn).toContain(' M mod.txt');
+    expect(status.split('\n').filter(Boolean).sort()).toEqual([...new Set([...usersOwn, ' M agent.txt', '?? child.txt', '?? root-new.txt'])].sort());
 
     // A sandbox made after the refresh starts from the new snapshot.
     const late = await session.create('late');
@@ -314,7 +317,7 @@ export function registerRefreshTests(s: SuiteContext): void {
     for (const sb of [root, child]) await expectUserEditsSeen(sb);
     expect((await root.diff()).files.map((f) => f.path)).toEqual(['agent.txt', 'root-late.txt', 'root-new.txt', 'shared.txt']);
     expect((await child.diff()).files.map((f) => f.path)).toEqual(['agent.txt', 'child.txt']);
-    for (const sb of [root, child]) expect((await sb.run('git rev-parse HEAD')).stdout.trim()).toBe(session.snapshot.commit);
+    for (const sb of [root, child]) expect((await sb.run('git rev-parse HEAD')).stdout.trim()).toBe(session.snapshot.parent);
     expect(await readlink(path.join(repo, 'link'))).toBe('added.txt');
   });
 }

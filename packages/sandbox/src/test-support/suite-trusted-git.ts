@@ -209,13 +209,38 @@ export function registerTrustedGitTests(s: SuiteContext): void {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const session = await s.open(repo);
     const sb = await session.create();
-    expect((await sb.run(`ln -s ${quote(victim)} .git/HEAD.refresh`)).exitCode).toBe(0);
+    // Where the move writes: HEAD and the branch HEAD names, each through a temporary file.
+    const plant = `ln -s ${quote(victim)} .git/HEAD.refresh && ln -s ${quote(victim)} .git/REF.refresh && ln -s ${quote(victim)} .git/refs/heads/topic`;
+    expect((await sb.run(plant)).exitCode).toBe(0);
 
+    // The user commits on a new branch and edits on: HEAD, the branch and the index move.
+    await git(repo, 'checkout', '-qb', 'topic');
+    await writeFile(path.join(repo, 'b.txt'), 'b from the user\n');
+    await git(repo, 'add', 'b.txt');
+    await git(repo, 'commit', '-qm', 'user');
     await writeFile(path.join(repo, 'a.txt'), 'a from the user\n');
-    expect((await session.refreshBase()).files).toEqual(['a.txt']);
+    expect((await session.refreshBase()).files).toEqual(['a.txt', 'b.txt']);
     expect(await readFile(victim, 'utf8')).toBe('precious\n');
     expect(await sb.readText('a.txt')).toBe('a from the user\n');
-    expect(await sb.run('git status --porcelain')).toMatchObject({ exitCode: 0, stdout: '' });
+    expect((await sb.run('git symbolic-ref HEAD && git rev-parse HEAD')).stdout).toBe(`refs/heads/topic\n${await git(repo, 'rev-parse', 'HEAD')}\n`);
+    expect(await sb.run('git status --porcelain')).toMatchObject({ exitCode: 0, stdout: ' M a.txt\n' });
+  });
+
+  it('a refresh leaves a sandbox alone whose branch a command made a link, following none', async () => {
+    const victim = path.join(await tempDir('ic-victim-'), 'precious.txt');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const head = await git(repo, 'rev-parse', 'HEAD');
+    await writeFile(victim, `${head}\n`);
+    const session = await s.open(repo);
+    const sb = await session.create();
+    // Reads as the pinned commit through the link: never followed, so not taken for the pin.
+    expect((await sb.run(`rm .git/refs/heads/main && ln -s ${quote(victim)} .git/refs/heads/main`)).exitCode).toBe(0);
+
+    await git(repo, 'commit', '-q', '--allow-empty', '-m', 'user');
+    await writeFile(path.join(repo, 'a.txt'), 'a from the user\n');
+    expect((await session.refreshBase()).files).toEqual(['a.txt']);
+    expect(await readFile(victim, 'utf8')).toBe(`${head}\n`);
+    expect((await sb.run('cat .git/HEAD && readlink .git/refs/heads/main')).stdout).toBe(`ref: refs/heads/main\n${victim}\n`);
   });
 
   it("ignore rules from outside the tree still apply to sandbox diffs: the repository's info/exclude and the user's global excludes", async () => {
