@@ -139,6 +139,39 @@ describe('headless error paths', () => {
   });
 });
 
+describe('SIGTERM and SIGHUP end a headless run as SIGINT does', () => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)('%s: exit %i, a result line, the work saved as a patch and not applied', async (sig, code) => {
+    let stalled!: () => void;
+    const reached = new Promise<void>((r) => (stalled = r));
+    const slow = await startFakeMessagesApi({
+      brain: (_b, i) => {
+        if (i === 0) return { content: [{ type: 'tool_use', name: 'create_file', input: { path: 'made.txt', content: 'made\n' } }] };
+        stalled();
+        return { stallMs: 60_000 };
+      },
+    });
+    try {
+      const repo = gitRepo({ 'a.txt': 'a\n' });
+      const run = startCli(['-p', 'make a file', '--yes', '--output-format', 'json'], { cwd: repo, env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: slow.url } });
+      await reached;
+      run.kill(sig);
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(code);
+      const result = JSON.parse(r.stdout) as { status: string; exit_code: number; patch_file: string | null; diff_applied: boolean };
+      expect(result).toMatchObject({ status: 'interrupted', exit_code: code, diff_applied: false });
+      expect(result.patch_file).not.toBeNull();
+      // Named relative to the repository, as the run printed it.
+      expect(readFileSync(join(repo, result.patch_file!), 'utf8')).toContain('+made');
+      expect(existsSync(join(repo, 'made.txt'))).toBe(false);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
 interface Step {
   at: number;
   what: string;

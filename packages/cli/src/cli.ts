@@ -88,7 +88,7 @@ Exit codes:
   ${EXIT.unapplied}    changes left unapplied (headless without --yes): the patch is
        saved in .infinity/patches/
   ${EXIT.limit}    a limit was reached (--max-turns, --timeout)
-  ${EXIT.interrupted}  interrupted (continue with -c)
+  ${EXIT.interrupted}  interrupted (continue with -c); ${EXIT.terminated} by SIGTERM, ${EXIT.hungUp} by SIGHUP
 `;
 
 /** `text` wrapped to 80 columns, starting at column `indent`, its next lines indented as much. */
@@ -190,7 +190,7 @@ async function main(argv: string[]): Promise<number> {
   const flags = parse(argv);
   if (typeof flags === 'number') return flags;
   const controller = new AbortController();
-  process.on('SIGINT', () => controller.abort());
+  process.on('SIGINT', () => controller.abort('SIGINT'));
   traceTimingFromEnv(process.env, (line) => process.stderr.write(line));
   // Loaded only now: --version and --help must not pay for the runtime, SQLite and the SDK.
   if (flags.demo) {
@@ -208,6 +208,10 @@ async function main(argv: string[]): Promise<number> {
     return runInteractive({ cwd: process.cwd(), env: process.env, flags });
   }
   if (task.trim() === '') throw new UserError('The task is empty: say what you want done.', EXIT.usage);
+  // A headless run ends on SIGTERM and SIGHUP as on SIGINT: result line, patch saved (the TUI
+  // keeps the default for them).
+  process.on('SIGTERM', () => controller.abort('SIGTERM'));
+  process.on('SIGHUP', () => controller.abort('SIGHUP'));
   const { runHeadless } = await import('./run-headless.js');
   return runHeadless({
     task,

@@ -7,7 +7,15 @@ export const EXIT = {
   unapplied: 4,
   limit: 5,
   interrupted: 130,
+  /** Stopped by SIGTERM (what timeout, docker stop and CI cancellation send): 128 + 15. */
+  terminated: 143,
+  /** Stopped by SIGHUP (the terminal went away): 128 + 1. */
+  hungUp: 129,
 } as const;
+
+/** The signals a headless run stops on, each ending it as SIGINT does, with its own exit code. */
+export const STOP_SIGNALS = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated, SIGHUP: EXIT.hungUp } as const;
+export type StopSignal = keyof typeof STOP_SIGNALS;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

@@ -1,5 +1,5 @@
 import type { Usage } from '@infinity-code/runtime';
-import { EXIT, type ExitCode } from './exit-codes.js';
+import { EXIT, STOP_SIGNALS, type ExitCode, type StopSignal } from './exit-codes.js';
 import type { RunTally } from './headless.js';
 import type { Pricing } from './pricing.js';
 
@@ -52,6 +52,8 @@ export interface LeftOutFile {
 
 export interface Outcome {
   interrupted: boolean;
+  /** The signal that interrupted the run (SIGINT when not told). */
+  stoppedBy?: StopSignal;
   /** Threads were still waiting for inputs that nothing could send any more. */
   stalled: boolean;
   filesChanged: string[];
@@ -64,7 +66,7 @@ export interface Outcome {
 
 /** Exit code and status from what happened, in order of precedence (docs/architecture.md, *CLI contracts*). */
 export function decide(tally: RunTally, o: Outcome): { status: RunStatus; code: ExitCode } {
-  if (o.interrupted) return { status: 'interrupted', code: EXIT.interrupted };
+  if (o.interrupted) return { status: 'interrupted', code: STOP_SIGNALS[o.stoppedBy ?? 'SIGINT'] };
   // A rejected key, or an API address that could never be reached: the user's settings to fix.
   if (tally.errors.some((e) => e.kind === 'auth' || e.kind === 'unreachable')) return { status: 'config_error', code: EXIT.config };
   if (tally.errors.some((e) => e.kind === 'budget')) return { status: 'limit', code: EXIT.limit };

@@ -5,7 +5,7 @@ import { timed, timingMark } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
 import { pricingOf } from './config.js';
 import { formatDuration } from './duration.js';
-import type { ExitCode } from './exit-codes.js';
+import { STOP_SIGNALS, type ExitCode, type StopSignal } from './exit-codes.js';
 import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headless.js';
 import { whenLoopDrains } from './loop-drain.js';
 import { buildResult, type Outcome } from './result.js';
@@ -216,6 +216,7 @@ async function finish(
   timed('root-diff', diffing, () => `${diff.files.length} files`);
   const outcome: Outcome = {
     interrupted: o.signal.aborted,
+    ...(o.signal.aborted && isStopSignal(o.signal.reason) ? { stoppedBy: o.signal.reason } : {}),
     stalled,
     filesChanged: diff.files.map((f) => f.path),
     applied: false,
@@ -302,4 +303,8 @@ function report(w: HeadlessWriters, o: Outcome): void {
   for (const u of o.unreported) {
     w.err(`Thread ${u.threadId} changed ${u.files.join(', ')} but never reported; those changes were not merged.\n`);
   }
+}
+
+function isStopSignal(reason: unknown): reason is StopSignal {
+  return typeof reason === 'string' && Object.hasOwn(STOP_SIGNALS, reason);
 }
