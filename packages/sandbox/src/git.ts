@@ -134,7 +134,7 @@ function gitSummary(args: readonly string[], opts: GitRunOptions): string {
 }
 
 /** A POSIX shell word holding `s` exactly. */
-function shellWord(s: string): string {
+export function shellWord(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -14,6 +14,7 @@ import { RwLock } from './rw-lock.js';
 import { sealGit, userRepoGit } from './trusted-git.js';
 import { ViewFs, type DirEntry, type FileStat } from './view-fs.js';
 import { timed } from './timing.js';
+import { shellWord } from './git.js';
 
 export interface DiffOptions {
   /** 'spawn' (default): this sandbox's own changes; 'snapshot': its stack's since the snapshot. */
@@ -529,9 +530,4 @@ export class Sandbox {
       }
     });
   }
-}
-
-/** `s` as one word for /bin/sh. */
-function shellWord(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
