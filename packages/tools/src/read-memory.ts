@@ -29,9 +29,6 @@ interface ThreadEntry {
   epoch: number;
 }
 
-/** Epochs are unique across threads and memories: a thread forgotten and seen again never matches old reads. */
-let nextEpoch = 1;
-
 /**
  * What each thread has read, so an unchanged re-read can point at the earlier result instead of
  * sending the file again (read_file). Bounded and idle-cheap: two LRU maps (Map insertion order),
@@ -52,12 +49,14 @@ let nextEpoch = 1;
 export class ReadMemory {
   private readonly files = new Map<string, FileEntry>();
   private readonly threads = new Map<string, ThreadEntry>();
+  /** Epochs are unique across this memory's threads: a thread forgotten and seen again never matches old reads. */
+  private nextEpoch = 1;
 
   /** Notes the thread's context size; returns its current epoch. */
   observe(thread: ThreadState): number {
     let t = this.threads.get(thread.id);
     if (t) this.threads.delete(thread.id);
-    if (!t || thread.contextTokens < t.contextTokens) t = { contextTokens: thread.contextTokens, epoch: nextEpoch++ };
+    if (!t || thread.contextTokens < t.contextTokens) t = { contextTokens: thread.contextTokens, epoch: this.nextEpoch++ };
     else t.contextTokens = thread.contextTokens;
     this.threads.set(thread.id, t);
     evict(this.threads, READ_MEMORY_LIMITS.threads);
