@@ -410,8 +410,7 @@ export class LocalSystem {
         d.parentId = thread.record.parentId;
         try {
           // Kept while the driver runs (a busy spell): an input read early may be routed late.
-          d.taken ??= new Set<string>();
-          await runSlice(this.deps, thread, batch, { signal: d.abort.signal, deduplicated: true, takenFromStore: d.taken });
+          await runSlice(this.deps, thread, batch, { signal: d.abort.signal, deduplicated: true, takenFromStore: d });
         } finally {
           d.abort = null;
           // A report begun in this slice was delivered by now, or never will be.

@@ -33,11 +33,11 @@ export interface SliceOptions {
   /** The inputs came through the durable queue, which already refused duplicate ids. */
   deduplicated: boolean;
   /**
-   * Receives the ids of inputs the slice read from the store itself (waiting ones): a router
+   * Gets (in `taken`) the ids of inputs the slice read from the store itself (waiting ones): a router
    * holding some of them for a later batch drops them there (they are consumed, or wait in the
    * store, where the next slice reads them).
    */
-  takenFromStore?: Set<string>;
+  takenFromStore?: { taken?: Set<string> };
 }
 
 /**
@@ -79,7 +79,11 @@ export async function runSlice(
     const batch = new Set(inputs.map((i) => i.id));
     const waiting = (await store.pendingInputsFor(threadId)).filter((i) => !batch.has(i.id));
     // Some may not have reached the router's batch yet: it must not hand them over again.
-    for (const i of waiting) opts.takenFromStore?.add(i.id);
+    const holder = opts.takenFromStore;
+    if (holder && waiting.length > 0) {
+      const taken = (holder.taken ??= new Set<string>());
+      for (const i of waiting) taken.add(i.id);
+    }
     prep.add([...waiting, ...inputs]);
   } else {
     prep.add(inputs);
