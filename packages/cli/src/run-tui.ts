@@ -20,7 +20,8 @@ export interface InteractiveOptions {
     model?: string;
     effort?: Effort;
     continue?: boolean;
-    resume?: string;
+    /** -r: a session by id or prefix; `true` (-r alone): the user picks one from a list. */
+    resume?: string | true;
     maxTurns?: number;
     /** Commands run without asking where the sandbox cannot confine them. */
     unsandboxed?: boolean;
@@ -49,7 +50,7 @@ export async function runInteractive(o: InteractiveOptions): Promise<ExitCode> {
     ...(f.model ? { model: f.model } : {}),
     ...(f.effort ? { effort: f.effort } : {}),
     continueLatest: f.continue === true,
-    ...(f.resume ? { resume: f.resume } : {}),
+    ...(typeof f.resume === 'string' ? { resume: f.resume } : {}),
     ...(o.provider ? { provider: o.provider } : {}),
     ...(f.maxTurns !== undefined ? { maxTurns: f.maxTurns } : {}),
     ...(f.network !== undefined ? { network: f.network } : {}),

@@ -37,6 +37,33 @@ export interface SessionRequest {
   unsandboxed?: boolean;
   /** --mcp-config files (MCP servers, `.mcp.json` format). */
   mcpConfig?: readonly string[];
+  /** What Claude Code's flags ask of tools and the prompt (see SessionExtras). */
+  extras?: SessionExtras;
+}
+
+/**
+ * Claude Code's headless flags beyond ours, as a session is asked to honour them. Each is
+ * optional; absent means our default behaviour.
+ */
+export interface SessionExtras {
+  /** --system-prompt: replaces our base prompt (the environment and project instructions stay). */
+  systemPrompt?: string;
+  /** --append-system-prompt: added at the end of the system prompt. */
+  appendSystemPrompt?: string;
+  /** --allowedTools: only these (our names or Claude Code's, `Bash(git diff:*)` patterns) run; others are denied. */
+  allowedTools?: readonly string[];
+  /** --disallowedTools: these are not offered to the model at all. */
+  disallowedTools?: readonly string[];
+  /** --permission-mode: `plan` is read-only; `acceptEdits`/`bypassPermissions` mean --yes (handled by the CLI). */
+  permissionMode?: 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan';
+  /** --add-dir: extra directories commands may read (absolute, resolved by the CLI). */
+  addDirs?: readonly string[];
+  /** --session-id: the id of the session created now (a UUID). */
+  sessionId?: string;
+  /** --fallback-model: used when the model is overloaded or unavailable. */
+  fallbackModel?: string;
+  /** --max-budget-usd: the run stops (like --max-turns) once its cost reaches this. */
+  maxBudgetUsd?: number;
 }
 
 /** Everything a session is opened with (see AgentSession.open), the same for both front ends. */
@@ -69,6 +96,8 @@ export interface SessionSetup {
   mcp?: McpSessionOptions;
   /** Definitions left out (a wrong entry of the repository's .mcp.json): for the user. */
   mcpWarnings: string[];
+  /** Claude Code's extra flags (see SessionExtras); empty when none was given. */
+  extras: SessionExtras;
 }
 
 /**
@@ -122,5 +151,6 @@ export function setUpSession(o: SessionRequest): SessionSetup {
     unsandboxed: o.unsandboxed === true,
     ...(mcp ? { mcp } : {}),
     mcpWarnings,
+    extras: o.extras ?? {},
   };
 }
