@@ -211,6 +211,9 @@ export class AgentSession {
     });
     const system: LocalSystem = new LocalSystem({
       store,
+      // The store is the project's, shared with every other run there: this process runs its own
+      // session only (-c and -r are the ways back into another's left work).
+      roots: [rootId],
       provider,
       tools: [...tools.tools, ...(o.extraTools ?? [])],
       validators: TOOL_VALIDATORS,
@@ -267,6 +270,7 @@ export class AgentSession {
   async newSession(title: string): Promise<string> {
     // Its threads get this process's system prompt: recorded, so that -c gives them the same.
     const created = this.setup.registry.create(title, this.setup.instructions.id);
+    this.system.runRoot(created.id);
     keepEnvironment(join(this.setup.root, '.infinity'), created.id, this.environment);
     await this.sandboxes.forRoot(created.id);
     const move = () => {

@@ -118,11 +118,9 @@ export function setUpSession(o: SessionRequest): SessionSetup {
   });
   const provider = o.provider ? { provider: o.provider } : { credentials: anthropicEnv(o.env) };
   const registry = new SessionRegistry(join(root, '.infinity'));
-  const session = o.resume
-    ? registry.find(o.resume)
-    : o.continueLatest
-      ? (registry.latest() ?? registry.create(o.title))
-      : registry.create(o.title);
+  // A new session unless -c or -r names one; that one must not be running in another process.
+  const earlier = o.resume ? registry.find(o.resume) : o.continueLatest ? registry.latest() : undefined;
+  const session = earlier ? registry.claim(earlier) : registry.create(o.title);
   const kept = sessionInstructions(root, session.instructions);
   registry.touch(session.id, kept.id);
   // A wrong --mcp-config file is an error now; a wrong .mcp.json entry a warning.

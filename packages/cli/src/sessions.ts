@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 // The light subpath: the TUI's first frame must not wait for SQLite and the rest of the runtime.
 import { newThreadId } from '@infinity-code/runtime/ids';
 import { EXIT, UserError } from './exit-codes.js';
+import { SessionLocks } from './session-lock.js';
 
 export interface SessionInfo {
   /** Also the root thread's id. */
@@ -22,9 +23,38 @@ export interface SessionInfo {
  */
 export class SessionRegistry {
   private readonly file: string;
+  private readonly locks: SessionLocks;
 
   constructor(infinityDir: string) {
     this.file = join(infinityDir, 'sessions.json');
+    this.locks = new SessionLocks(join(infinityDir, 'locks'));
+  }
+
+  /**
+   * Makes the session this process's to run (see SessionLocks); a UserError naming the process
+   * that runs it already otherwise. Sessions made by create() are claimed already.
+   */
+  claim(session: SessionInfo): SessionInfo {
+    const holder = this.locks.acquire(session.id);
+    if (holder) {
+      throw new UserError(
+        `Session ${session.id.slice(0, 8)} (${session.title}) is in use by another Infinity Code process (pid ${holder.pid}). ` +
+          'Wait for it to end (or stop it), or start a new session without -c or -r.',
+        EXIT.usage,
+      );
+    }
+    return session;
+  }
+
+  /** Lets go of the sessions this process claimed (done at exit anyway). */
+  releaseLocks(): void {
+    this.locks.releaseAll();
+  }
+
+  /** Whether another live process runs the session (the -r list marks those). */
+  inUseElsewhere(id: string): boolean {
+    const holder = this.locks.holder(id);
+    return holder !== undefined && holder.pid !== process.pid;
   }
 
   list(): SessionInfo[] {
@@ -64,10 +94,16 @@ export class SessionRegistry {
     throw new UserError(`Session prefix ${idOrPrefix} is ambiguous (${matches.length} sessions); give more of the id.`, EXIT.usage);
   }
 
-  /** `instructions`: the project instructions its system prompt holds, when already known. */
-  create(task: string, instructions?: string): SessionInfo {
+  /**
+   * `instructions`: the project instructions its system prompt holds, when already known; `id`:
+   * the session's, when not a new one.
+   */
+  create(task: string, instructions?: string, id?: string): SessionInfo {
     const now = new Date().toISOString();
-    const s: SessionInfo = { id: newThreadId(), title: firstLine(task), createdAt: now, updatedAt: now, ...(instructions !== undefined && { instructions }) };
+    // `id`: the one the user chose (--session-id); the runtime takes any string as a root thread's.
+    const s: SessionInfo = { id: id ?? newThreadId(), title: firstLine(task), createdAt: now, updatedAt: now, ...(instructions !== undefined && { instructions }) };
+    // Claimed before it is listed: a -c in another process never sees it unclaimed.
+    this.claim(s);
     this.write([s, ...this.list()]);
     return s;
   }

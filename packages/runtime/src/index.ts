@@ -55,6 +55,7 @@ export type {
   InputQueue,
   LoadedThread,
   PendingCall,
+  RootFilter,
   RuntimeStore,
   SliceCommit,
   StateStore,

@@ -19,6 +19,12 @@ import { INTERRUPTED_BY_RESTART } from './wording.js';
 export interface LocalSystemOptions extends SystemOptions {
   /** Upper bound of messages kept in the loaded-thread cache (0 disables it). */
   cacheMessages?: number;
+  /**
+   * The sessions (root threads) this process runs, when the store is shared with others: start()
+   * recovers, and timers and quiescence consider, only threads under these roots (more join with
+   * runRoot). Unset: every thread in the store is this system's.
+   */
+  roots?: readonly string[];
 }
 
 /** A thread with work: exists only while inputs are queued or a slice runs. */
@@ -60,10 +66,13 @@ export class LocalSystem {
    * review included. Present only meanwhile, so an idle parent costs nothing here.
    */
   private readonly reportsUnderReview = new Map<string, Set<string>>();
+  /** See LocalSystemOptions.roots; undefined: all. */
+  private roots: readonly string[] | undefined;
 
   constructor(private readonly opts: LocalSystemOptions) {
     const now = opts.now ?? Date.now;
-    this.timers = new TimerScheduler(opts.store, now, (inputs) => this.routeDelivered(inputs));
+    this.roots = opts.roots ? [...opts.roots] : undefined;
+    this.timers = new TimerScheduler(opts.store, now, (inputs) => this.routeDelivered(inputs), () => this.roots);
     const review = opts.reviewReport;
     const deps = sliceDeps(
       review ? { ...opts, reviewReport: (thread, report, ctx) => this.tracked(review, thread, report, ctx) } : opts,
@@ -120,12 +129,13 @@ export class LocalSystem {
     // A session that starts is about to complete: the provider loads while the queue is read.
     this.opts.provider.warm?.();
     const store = this.opts.store;
-    const queued = await store.pendingInputs();
+    const roots = this.roots;
+    const queued = await store.pendingInputs(roots);
     const answered = new Map(
       queued.flatMap((i) => (i.body.kind === 'tool_result' ? [[key(i.threadId, i.body.toolUseId), i.body.subscription === true] as const] : [])),
     );
     const kicked = new Set<string>();
-    for (const { threadId, call } of await store.threadsWithPendingCalls()) {
+    for (const { threadId, call } of await store.threadsWithPendingCalls(roots)) {
       // A child's inherited calls are answered by its parent, which recovers on its own.
       if (call.inherited) continue;
       const tool = this.deps.tools.get(call.name);
@@ -157,12 +167,20 @@ export class LocalSystem {
       queued.push(input);
       await store.enqueue([input]);
     }
-    for (const { thread, subscription } of await store.activeSubscriptions()) {
+    for (const { thread, subscription } of await store.activeSubscriptions(roots)) {
       const tool = this.deps.tools.get(subscription.name);
       if (tool?.kind === 'async') tool.resume?.(asyncContext(this.deps, thread, { id: subscription.callId, name: subscription.name, input: subscription.input }));
     }
     await this.timers.start();
     for (const input of queued) this.route(input.threadId, input);
+  }
+
+  /**
+   * This process runs the session rooted at `rootId` too, from now on (a session started after
+   * start(), with a fresh root: there is nothing of it to recover).
+   */
+  runRoot(rootId: string): void {
+    if (this.roots && !this.roots.includes(rootId)) this.roots = [...this.roots, rootId];
   }
 
   /** Durably enqueue inputs, then route them. Returns which were new (not duplicates). */
@@ -228,7 +246,10 @@ export class LocalSystem {
   whenQuiescent(opts: QuiescenceOptions = {}): Promise<Quiescence> {
     return whenQuiescent(
       {
-        store: this.opts.store,
+        store: {
+          activeSubscriptions: () => this.opts.store.activeSubscriptions(this.roots),
+          nextTimer: () => this.opts.store.nextTimer(this.roots),
+        },
         whenIdle: () => this.whenIdle(),
         isIdle: () => this.isIdle(),
         nextSlice: () =>

@@ -8,6 +8,7 @@ import type {
   LoadedThread,
   NewThread,
   PendingCall,
+  RootFilter,
   RuntimeStore,
   SliceCommit,
   Subscription,
@@ -128,19 +129,19 @@ export class MemoryStore implements RuntimeStore {
     if (call) call.dispatched = true;
   }
 
-  async threadsWithPendingCalls(): Promise<Array<{ threadId: string; call: PendingCall }>> {
+  async threadsWithPendingCalls(roots?: RootFilter): Promise<Array<{ threadId: string; call: PendingCall }>> {
     const out: Array<{ threadId: string; call: PendingCall }> = [];
     for (const [threadId, t] of this.threads) {
-      if (t.record.status !== 'open') continue;
+      if (t.record.status !== 'open' || !underRoots(t.record, roots)) continue;
       for (const call of t.record.batch) if (call.result === undefined) out.push({ threadId, call: { ...call } });
     }
     return out;
   }
 
-  async activeSubscriptions(): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>> {
+  async activeSubscriptions(roots?: RootFilter): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>> {
     const out: Array<{ thread: ThreadRecord; subscription: Subscription }> = [];
     for (const t of this.threads.values()) {
-      if (t.record.status !== 'open') continue;
+      if (t.record.status !== 'open' || !underRoots(t.record, roots)) continue;
       for (const sub of t.record.subscriptions) out.push({ thread: cloneRecord(t.record), subscription: { ...sub } });
     }
     return out;
@@ -152,13 +153,14 @@ export class MemoryStore implements RuntimeStore {
     this.timers.sort((a, b) => a.dueAt - b.dueAt);
   }
 
-  async nextTimer(): Promise<Timer | undefined> {
-    return this.timers[0] ? { ...this.timers[0] } : undefined;
+  async nextTimer(roots?: RootFilter): Promise<Timer | undefined> {
+    const next = this.timers.find((t) => this.timerUnder(t, roots));
+    return next ? { ...next } : undefined;
   }
 
-  async fireTimers(now: number, result: (t: Timer) => InputMessage): Promise<InputMessage[]> {
-    const due = this.timers.filter((t) => t.dueAt <= now);
-    this.timers = this.timers.filter((t) => t.dueAt > now);
+  async fireTimers(now: number, result: (t: Timer) => InputMessage, roots?: RootFilter): Promise<InputMessage[]> {
+    const due = this.timers.filter((t) => t.dueAt <= now && this.timerUnder(t, roots));
+    this.timers = this.timers.filter((t) => !due.includes(t));
     const inputs = due.map(result);
     const fresh = await this.enqueue(inputs);
     return inputs.filter((_, i) => fresh[i]);
@@ -178,8 +180,16 @@ export class MemoryStore implements RuntimeStore {
     });
   }
 
-  async pendingInputs(): Promise<InputMessage[]> {
-    return [...this.queue.values()];
+  async pendingInputs(roots?: RootFilter): Promise<InputMessage[]> {
+    return [...this.queue.values()].filter((i) => {
+      const t = this.threads.get(i.threadId);
+      return t !== undefined && underRoots(t.record, roots);
+    });
+  }
+
+  private timerUnder(timer: Timer, roots: RootFilter): boolean {
+    const t = this.threads.get(timer.threadId);
+    return t !== undefined && underRoots(t.record, roots);
   }
 
   async pendingInputsFor(threadId: string): Promise<InputMessage[]> {
@@ -278,4 +288,8 @@ function cloneRecord(r: ThreadRecord): ThreadRecord {
     batch: r.batch.map((c) => ({ ...c })),
     usage: { ...r.usage },
   };
+}
+
+function underRoots(record: ThreadRecord, roots: RootFilter): boolean {
+  return roots === undefined || roots.includes(record.stack[0] ?? record.id);
 }

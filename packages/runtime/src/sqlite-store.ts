@@ -14,6 +14,7 @@ import type {
   LoadedThread,
   NewThread,
   PendingCall,
+  RootFilter,
   RuntimeStore,
   SliceCommit,
   Subscription,
@@ -23,6 +24,9 @@ import type {
   Timer,
 } from './store.js';
 import { threadUsage, type ModelTotals } from './thread-usage.js';
+
+/** The roots of a RootFilter, given to a statement as one JSON array parameter. */
+const ROOTS = '(SELECT value FROM json_each(?))';
 
 /** Recently used threads' integer id and message count, so writes skip the lookup by uid. */
 const KNOWN_LIMIT = 8192;
@@ -198,16 +202,18 @@ export class SqliteStore implements RuntimeStore {
     });
   }
 
-  async threadsWithPendingCalls(): Promise<Array<{ threadId: string; call: PendingCall }>> {
-    return this.stmt.pendingCalls.all().flatMap((r) =>
+  async threadsWithPendingCalls(roots?: RootFilter): Promise<Array<{ threadId: string; call: PendingCall }>> {
+    const rows = roots === undefined ? this.stmt.pendingCalls.all() : this.stmt.pendingCallsIn.all(JSON.stringify(roots));
+    return rows.flatMap((r) =>
       parseBatch(r.pending_call)
         .filter((call) => call.result === undefined)
         .map((call) => ({ threadId: r.uid, call })),
     );
   }
 
-  async activeSubscriptions(): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>> {
-    return this.stmt.withSubscriptions.all().flatMap((row) => {
+  async activeSubscriptions(roots?: RootFilter): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>> {
+    const rows = roots === undefined ? this.stmt.withSubscriptions.all() : this.stmt.withSubscriptionsIn.all(JSON.stringify(roots));
+    return rows.flatMap((row) => {
       const thread = toRecord(row, this.stmt.uidById);
       return thread.subscriptions.map((subscription) => ({ thread, subscription }));
     });
@@ -220,14 +226,14 @@ export class SqliteStore implements RuntimeStore {
     });
   }
 
-  async nextTimer(): Promise<Timer | undefined> {
-    const r = this.stmt.nextTimer.get();
+  async nextTimer(roots?: RootFilter): Promise<Timer | undefined> {
+    const r = roots === undefined ? this.stmt.nextTimer.get() : this.stmt.nextTimerIn.get(JSON.stringify(roots));
     return r && { threadId: r.uid, callId: r.call_id, dueAt: r.due_at };
   }
 
-  fireTimers(now: number, result: (t: Timer) => InputMessage): Promise<InputMessage[]> {
+  fireTimers(now: number, result: (t: Timer) => InputMessage, roots?: RootFilter): Promise<InputMessage[]> {
     return this.committer.run(() => {
-      const due = this.stmt.dueTimers.all(now);
+      const due = roots === undefined ? this.stmt.dueTimers.all(now) : this.stmt.dueTimersIn.all(now, JSON.stringify(roots));
       const fired: InputMessage[] = [];
       for (const r of due) {
         const input = result({ threadId: r.uid, callId: r.call_id, dueAt: r.due_at });
@@ -242,8 +248,9 @@ export class SqliteStore implements RuntimeStore {
     return this.committer.run(() => inputs.map((input) => this.enqueueNow(input)));
   }
 
-  async pendingInputs(): Promise<InputMessage[]> {
-    return this.stmt.pendingInputs.all().map(toInput);
+  async pendingInputs(roots?: RootFilter): Promise<InputMessage[]> {
+    const rows = roots === undefined ? this.stmt.pendingInputs.all() : this.stmt.pendingInputsIn.all(JSON.stringify(roots));
+    return rows.map(toInput);
   }
 
   async pendingInputsFor(threadId: string): Promise<InputMessage[]> {
@@ -474,6 +481,11 @@ function threadStatements(db: Database.Database) {
       'SELECT i.input_id, t.uid, i.body FROM inputs i JOIN threads t ON t.id = i.thread ' +
         'WHERE i.body IS NOT NULL ORDER BY i.id',
     ),
+    // The *In variants take the roots as a JSON array (see RootFilter).
+    pendingInputsIn: db.prepare<[string], { input_id: string; uid: string; body: string }>(
+      'SELECT i.input_id, t.uid, i.body FROM inputs i JOIN threads t ON t.id = i.thread ' +
+        `WHERE i.body IS NOT NULL AND t.root IN ${ROOTS} ORDER BY i.id`,
+    ),
     pendingInputsFor: db.prepare<[number], { input_id: string; body: string }>(
       'SELECT input_id, body FROM inputs WHERE thread = ? AND body IS NOT NULL ORDER BY id',
     ),
@@ -490,8 +502,14 @@ function threadStatements(db: Database.Database) {
     ),
     setBatch: db.prepare<[string | null, number]>('UPDATE threads SET pending_call = ?, dispatched = 0 WHERE id = ?'),
     withSubscriptions: db.prepare<[], ThreadRow>("SELECT * FROM threads WHERE subs IS NOT NULL AND status = 'open'"),
+    withSubscriptionsIn: db.prepare<[string], ThreadRow>(
+      `SELECT * FROM threads WHERE subs IS NOT NULL AND status = 'open' AND root IN ${ROOTS}`,
+    ),
     pendingCalls: db.prepare<[], { uid: string; pending_call: string; dispatched: number }>(
       "SELECT uid, pending_call, dispatched FROM threads WHERE pending_call IS NOT NULL AND status = 'open'",
+    ),
+    pendingCallsIn: db.prepare<[string], { uid: string; pending_call: string; dispatched: number }>(
+      `SELECT uid, pending_call, dispatched FROM threads WHERE pending_call IS NOT NULL AND status = 'open' AND root IN ${ROOTS}`,
     ),
     insertTimer: db.prepare<[number, string, number]>(
       'INSERT OR REPLACE INTO timers (thread, call_id, due_at) VALUES (?, ?, ?)',
@@ -502,6 +520,14 @@ function threadStatements(db: Database.Database) {
     dueTimers: db.prepare<[number], { thread: number; uid: string; call_id: string; due_at: number }>(
       'SELECT x.thread, t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread ' +
         'WHERE x.due_at <= ? ORDER BY x.due_at',
+    ),
+    nextTimerIn: db.prepare<[string], { uid: string; call_id: string; due_at: number }>(
+      'SELECT t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread ' +
+        `WHERE t.root IN ${ROOTS} ORDER BY x.due_at LIMIT 1`,
+    ),
+    dueTimersIn: db.prepare<[number, string], { thread: number; uid: string; call_id: string; due_at: number }>(
+      'SELECT x.thread, t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread ' +
+        `WHERE x.due_at <= ? AND t.root IN ${ROOTS} ORDER BY x.due_at`,
     ),
     deleteTimer: db.prepare<[number, string]>('DELETE FROM timers WHERE thread = ? AND call_id = ?'),
     insertCompletion: db.prepare<[number, string, number, number, number, number]>(

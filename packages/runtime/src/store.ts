@@ -125,23 +125,29 @@ export interface ConversationStore {
   countOpenThreads(rootId: string): Promise<number>;
 }
 
+/**
+ * Which threads a recovery query concerns: those whose root is listed; undefined means all. A
+ * process running some sessions of a shared store must not pick up another session's work.
+ */
+export type RootFilter = readonly string[] | undefined;
+
 /** Processed input ids and per-thread state. */
 export interface StateStore {
   /** The subset of `ids` already processed by `threadId`. */
   processedIds(threadId: string, ids: readonly string[]): Promise<Set<string>>;
   markDispatched(threadId: string, callId: string): Promise<void>;
   /** Every call still waiting for its result, with its thread: for recovery after a restart. */
-  threadsWithPendingCalls(): Promise<Array<{ threadId: string; call: PendingCall }>>;
+  threadsWithPendingCalls(roots?: RootFilter): Promise<Array<{ threadId: string; call: PendingCall }>>;
   /** Active subscriptions of open threads: for resuming them after a restart. */
-  activeSubscriptions(): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>>;
+  activeSubscriptions(roots?: RootFilter): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>>;
   addTimer(timer: Timer): Promise<void>;
   /** The earliest timer, if any (one scheduler polls it; no timer per thread). */
-  nextTimer(): Promise<Timer | undefined>;
+  nextTimer(roots?: RootFilter): Promise<Timer | undefined>;
   /**
    * Atomically turns every timer due at `now` into a queued tool result for its call and removes
    * it. Returns the inputs enqueued.
    */
-  fireTimers(now: number, result: (t: Timer) => InputMessage): Promise<InputMessage[]>;
+  fireTimers(now: number, result: (t: Timer) => InputMessage, roots?: RootFilter): Promise<InputMessage[]>;
 }
 
 /** The durable input queue: what was enqueued survives a crash until a slice consumes it. */
@@ -153,7 +159,7 @@ export interface InputQueue {
    */
   enqueue(inputs: readonly InputMessage[]): Promise<boolean[]>;
   /** Every input enqueued and not yet consumed, in arrival order. */
-  pendingInputs(): Promise<InputMessage[]>;
+  pendingInputs(roots?: RootFilter): Promise<InputMessage[]>;
   /** One thread's unconsumed inputs, in arrival order (deferred ones included). */
   pendingInputsFor(threadId: string): Promise<InputMessage[]>;
 }

@@ -1,7 +1,7 @@
 import type { InputMessage } from './input.js';
 import { toolResult } from './input.js';
 import { text } from './messages.js';
-import type { RuntimeStore, Timer } from './store.js';
+import type { RootFilter, RuntimeStore, Timer } from './store.js';
 
 // setTimeout's limit; a longer wait simply re-arms when this one fires.
 const MAX_DELAY = 2 ** 31 - 1;
@@ -26,10 +26,12 @@ export class TimerScheduler {
     private readonly store: RuntimeStore,
     private readonly now: () => number,
     private readonly onFired: (inputs: InputMessage[]) => void,
+    /** Whose timers these are (see LocalSystemOptions.roots). */
+    private readonly roots: () => RootFilter = () => undefined,
   ) {}
 
   async start(): Promise<void> {
-    const next = await this.store.nextTimer();
+    const next = await this.store.nextTimer(this.roots());
     if (next) this.arm(next.dueAt);
   }
 
@@ -52,10 +54,10 @@ export class TimerScheduler {
     this.handle = null;
     this.armedFor = Infinity;
     if (this.stopped) return;
-    const fired = await this.store.fireTimers(this.now(), timerResult);
+    const fired = await this.store.fireTimers(this.now(), timerResult, this.roots());
     if (this.stopped) return;
     if (fired.length > 0) this.onFired(fired);
-    const next = await this.store.nextTimer();
+    const next = await this.store.nextTimer(this.roots());
     if (next) this.arm(next.dueAt);
   }
 }
