@@ -3,7 +3,8 @@
 // hidden) and no capabilities, even where commands are uid 0; and the machine's network only when
 // its definition asks for it ("network": "on"), otherwise the network commands have.
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -85,5 +86,25 @@ describe('a stdio MCP server without network that fails', () => {
     expect(fetcher.state).toBe('failed');
     expect(fetcher.message).toMatch(/^could not start: it exited before it was ready \(exit code 1\)\. It has no network but what commands have: "network": "on" in its definition gives it the machine's\. Its last stderr lines:\n.*EAI_AGAIN/);
     expect(other.message).not.toContain('network');
+  });
+});
+
+describe('a stdio MCP server whose files are in /tmp', () => {
+  it("fails to start in the sandbox's private /tmp, and the message says why and what to do", async () => {
+    const dir = mkdtempSync(join('/tmp', 'ic-mcp-server-'));
+    const file = join(dir, 'server.js');
+    writeFileSync(file, 'process.stdin.resume();\n');
+    try {
+      rig = await Rig.start({ servers: [stdioServer('tmpserver', { args: [file] })] });
+      // bubblewrap is a requirement of these tests (README): unconfined here is a failure, not a skip.
+      expect(rig.root.contained, 'nothing can confine here: install bubblewrap').toBe(true);
+      await rig.mcp.settled();
+      const [status] = rig.mcp.status();
+      expect(status.state).toBe('failed');
+      expect(status.message).toContain(`It names ${file}, but the sandbox gives commands a private /tmp`);
+      expect(status.message).toMatch(/"readable"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -188,7 +188,7 @@ export class McpServer {
         : err instanceof sdk.McpError && err.code === REQUEST_TIMEOUT
           ? `it was not ready within ${seconds(this.deps.startTimeoutMs)}`
           : errorText(err);
-      this.setState('failed', `could not start: ${why}.${this.offlineNote(conn)}${stderrNote(conn)}`);
+      this.setState('failed', `could not start: ${why}.${this.offlineNote(conn)}${this.privateTmpNote()}${stderrNote(conn)}`);
     }
   }
 
@@ -278,6 +278,22 @@ export class McpServer {
   private offlineNote(conn: Connection): string {
     if (!this.offline || !looksOffline(conn.stderr.text())) return '';
     return ` It has no network but what commands have: "network": "on" in its definition gives it the machine's.`;
+  }
+
+  /**
+   * Said of a confined stdio server that failed to start while its command line names files in
+   * a temporary directory: the sandbox gives commands a /tmp of their own, so those files are not
+   * there for it ("Cannot find module", "No such file"), which nothing else would explain.
+   */
+  private privateTmpNote(): string {
+    const config = this.entry.config;
+    if (config.type === 'http' || this.runsIn === undefined || this.runsIn.startsWith('sandbox (unconfined')) return '';
+    const inTmp = [config.command, ...config.args].flatMap((a) => a.split('=')).find((a) => PRIVATE_DIRS.some((d) => a.startsWith(d)));
+    if (inTmp === undefined) return '';
+    return (
+      ` It names ${inTmp}, but the sandbox gives commands a private /tmp (and /var/tmp, /dev/shm): files there on this machine ` +
+      'are not visible to it. Move the server\'s files elsewhere (into the repository, or a directory listed in "sandbox": {"readable": [...]} of your config).'
+    );
   }
 
   /** The connection's transport closed: unless we closed it, the server died. */
@@ -377,6 +393,9 @@ function endNote(conn: Connection, err?: unknown): string {
   }
   return err !== undefined ? ` (${errorText(err)})` : '';
 }
+
+/** Where a sandboxed process sees its own empty directories instead of the machine's. */
+const PRIVATE_DIRS = ['/tmp/', '/var/tmp/', '/dev/shm/'];
 
 /** The last lines the server wrote to stderr, as the end of a message. */
 function stderrNote(conn: Connection): string {
