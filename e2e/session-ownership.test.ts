@@ -4,7 +4,8 @@
 // CLI, headless, against the fake Messages API.
 import { startFakeMessagesApi, type FakeBrain, type FakeMessagesApi, type FakeRequestBody } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupTemps, gitRepo, runCli, startCli } from './support/cli.js';
+import { BIN, cleanupTemps, gitRepo, runCli, startCli, tempDir } from './support/cli.js';
+import { TmuxScreen } from './support/tmux.js';
 
 type Block = { type: string; text?: string; content?: unknown };
 const blocksOf = (body: FakeRequestBody): Block[] => (body.messages ?? []).flatMap((m) => (m as { content: Block[] }).content);
@@ -102,5 +103,43 @@ describe('a session belongs to the process that runs it', () => {
     }
     const ended = await long.done;
     expect(ended.code).toBe(130);
+  });
+
+  it('a fresh TUI session shows nothing of an interrupted one, and runs and bills only its own thread', async () => {
+    const repo = gitRepo({ 'a.txt': 'a\n' });
+    const home = tempDir();
+    const env = { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url };
+    let commandOut!: () => void;
+    const running = new Promise<void>((r) => (commandOut = r));
+    const long = startCli(['-p', 'run long', '--output-format', 'stream-json', '--verbose'], {
+      cwd: repo,
+      env,
+      home,
+      onStdout: (all) => {
+        if (all.includes('"execute_command"')) commandOut();
+      },
+    });
+    await Promise.race([running, long.done.then((r) => Promise.reject(new Error(`ended early (${r.code}): ${r.stderr}`)))]);
+    long.kill('SIGINT');
+    expect((await long.done).code).toBe(130);
+
+    const before = requests().length;
+    // Ink draws only the last frame when CI is set: the terminal must look like a user's.
+    const command = ['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', process.execPath, BIN];
+    const screen = TmuxScreen.start(command, { cwd: repo, env: { ...env, HOME: home, TERM: 'xterm-256color' }, height: 40 });
+    try {
+      await screen.waitFor(/session th_/);
+      screen.type('quick question');
+      screen.press('Enter');
+      const shown = await screen.waitFor(/Answered: quick question \(fresh\)/);
+      expect(shown).not.toContain('sleep 120');
+      expect(shown).not.toMatch(/interrupted/i);
+      expect(requests().slice(before).map((q) => taskOf(q.body))).toEqual(['quick question']);
+      screen.type('/quit');
+      screen.press('Enter');
+      await screen.waitForExit();
+    } finally {
+      screen.kill();
+    }
   });
 });
