@@ -71,4 +71,21 @@ describe('session locks', () => {
     expect(() => new SessionRegistry(dir).claim(made)).toThrow(new RegExp(`in use by another Infinity Code process \\(pid ${pid}\\).*without -c or -r`));
     expect(new SessionRegistry(dir).inUseElsewhere(made.id)).toBe(true);
   });
+
+  it('sessions made by several processes at once are all listed (the list is updated under a lock)', async () => {
+    const dir = lockDir();
+    const script = `
+      import { SessionRegistry } from ${JSON.stringify(new URL('./sessions.ts', import.meta.url).href)};
+      const r = new SessionRegistry(${JSON.stringify(dir)});
+      for (let i = 0; i < 15; i++) r.create('task ' + i);
+    `;
+    const runs = Array.from({ length: 4 }, () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      return new Promise<string>((resolve) => child.on('close', (code) => resolve(code === 0 ? '' : err || `exit ${code}`)));
+    });
+    expect(await Promise.all(runs)).toEqual(['', '', '', '']);
+    expect(new SessionRegistry(dir).list()).toHaveLength(60);
+  });
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 // The light subpath: the TUI's first frame must not wait for SQLite and the rest of the runtime.
 import { newThreadId } from '@infinity-code/runtime/ids';
@@ -104,13 +104,23 @@ export class SessionRegistry {
     const s: SessionInfo = { id: id ?? newThreadId(), title: firstLine(task), createdAt: now, updatedAt: now, ...(instructions !== undefined && { instructions }) };
     // Claimed before it is listed: a -c in another process never sees it unclaimed.
     this.claim(s);
-    this.write([s, ...this.list()]);
+    this.update((all) => [s, ...all]);
     return s;
+  }
+
+  /**
+   * Names the session after `text` (its first line), as the session list shows it: a TUI session
+   * is untitled until its first message. Blank text leaves the title as it is.
+   */
+  retitle(id: string, text: string): void {
+    const title = firstLine(text);
+    if (title === '') return;
+    this.update((all) => all.map((s) => (s.id === id ? { ...s, title } : s)));
   }
 
   /** Records which sandbox session holds this session's sandboxes. */
   setSandboxSession(id: string, sandboxSession: string): void {
-    this.write(this.list().map((s) => (s.id === id ? { ...s, sandboxSession } : s)));
+    this.update((all) => all.map((s) => (s.id === id ? { ...s, sandboxSession } : s)));
   }
 
   /**
@@ -118,23 +128,56 @@ export class SessionRegistry {
    * system prompt holds (see sessionInstructions) in the same write.
    */
   touch(id: string, instructions?: string): void {
-    const all = this.list();
-    const hit = all.find((s) => s.id === id);
-    if (!hit) return;
-    const now = { ...hit, updatedAt: new Date().toISOString(), ...(instructions !== undefined && { instructions }) };
-    // First in the file too, so equal timestamps still sort it first (the sort is stable).
-    this.write([now, ...all.filter((s) => s !== hit)]);
+    this.update((all) => {
+      const hit = all.find((s) => s.id === id);
+      if (!hit) return all;
+      const now = { ...hit, updatedAt: new Date().toISOString(), ...(instructions !== undefined && { instructions }) };
+      // First in the file too, so equal timestamps still sort it first (the sort is stable).
+      return [now, ...all.filter((s) => s !== hit)];
+    });
   }
 
-  private write(all: SessionInfo[]): void {
+  /**
+   * Reads, changes and writes the list under a lock file: two processes in one project (each
+   * with its own session) would otherwise lose each other's entries.
+   */
+  private update(change: (all: SessionInfo[]) => SessionInfo[]): void {
     mkdirSync(dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`);
-    renameSync(tmp, this.file);
+    const lock = `${this.file}.lock`;
+    const release = takeLock(lock);
+    try {
+      const tmp = `${this.file}.${process.pid}.tmp`;
+      writeFileSync(tmp, `${JSON.stringify(change(this.list()), null, 2)}\n`);
+      renameSync(tmp, this.file);
+    } finally {
+      release();
+    }
+  }
+}
+
+/** A lock older than this was left by a process that died holding it (an update takes milliseconds). */
+const STALE_LOCK_MS = 5_000;
+
+/** Takes the lock file, waiting (a few milliseconds at a time) while another process holds it. */
+function takeLock(lock: string): () => void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx'));
+      return () => rmSync(lock, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { force: true });
+    } catch {
+      // Let go meanwhile: try again.
+    }
+    Atomics.wait(pause, 0, 0, 3);
   }
 }
 
 function firstLine(task: string): string {
-  const line = task.trim().split('\n')[0] ?? '';
+  const line = (task.trim().split('\n')[0] ?? '').trim();
   return line.length > 80 ? `${line.slice(0, 77)}...` : line;
 }
