@@ -39,6 +39,8 @@ export class SessionLocks {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const holder = readHolder(file);
+      // This process already (another registry of it: a test, or the demo's two runs).
+      if (holder?.pid === process.pid) return undefined;
       if (holder && isAlive(holder)) return holder;
       // Left by a process that is gone: no longer anyone's.
       try {
