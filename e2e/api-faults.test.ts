@@ -186,7 +186,8 @@ function decide(isRoot: boolean, task: string, id: string, stack: string[], mess
  * pass to the runtime. Ignored until the CLI reads it; then backoff and hang detection take
  * milliseconds instead of seconds and minutes, and 'hang' can join the short form's faults.
  */
-const FAST_RETRY = JSON.stringify({ baseDelayMs: 50, maxDelayMs: 500, initTimeoutMs: 3_000, stallTimeoutMs: 3_000 });
+// A hang may follow a hang here (by the seed): each is retried, as every other fault is.
+const FAST_RETRY = JSON.stringify({ baseDelayMs: 50, maxDelayMs: 500, initTimeoutMs: 3_000, stallTimeoutMs: 3_000, stallRetries: 8 });
 
 const TOTAL = ROOT_TURNS + CHILDREN.length * CHILD_TURNS;
 const FINAL = `All ${TOTAL} turns done.`;
@@ -211,7 +212,8 @@ beforeAll(async () => {
   api = await startFakeMessagesApi({ brain: faultyBrain(ledger) });
   const mark = runMark();
   const started = Date.now();
-  const r = await run(['-p', 'Do the fault drill.', '--yes'], {
+  // --verbose: the retry notices and the model's notes below are the progress it tells on stderr.
+  const r = await run(['-p', 'Do the fault drill.', '--yes', '--verbose'], {
     cwd: repo,
     env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, INFINITY_CODE_RETRY: FAST_RETRY, ...mark.env },
   });

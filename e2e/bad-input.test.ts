@@ -54,7 +54,8 @@ describe('bad flags and arguments: exit 2 with one paragraph, the model never ca
     [['-p', 'x', '--output-format', 'xml'], /xml.*(invalid|allowed)/i],
     [['-p', 'x', '--max-turns', '0'], /max-turns.*whole number/i],
     [['-p', 'x', '--max-turns', 'many'], /max-turns.*whole number/i],
-    [['-p'], /argument missing/],
+    // -p is a switch (Claude Code's): alone, with nothing on stdin, there is no task.
+    [['-p'], /task is empty: say what you want done \(infinity-code -p "/],
   ])('%j', async (args, message) => {
     const repo = gitRepo({ 'a.txt': 'a\n' });
     const before = api.requests.length;

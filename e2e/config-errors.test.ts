@@ -85,9 +85,10 @@ describe('a model API that cannot be reached: one message naming ANTHROPIC_BASE_
   it('the json result says config_error, with the one error', async () => {
     const r = await headless('closed port, json', await closedLoopbackUrl(), ['--output-format', 'json']);
     expect(r.code, r.stderr).toBe(3);
-    const result = JSON.parse(r.stdout) as { status: string; exit_code: number; errors: Array<{ kind: string; message: string }> };
+    const result = JSON.parse(r.stdout) as { status: string; exit_code: number; errors: string[]; error_details: Array<{ kind: string; message: string }> };
     expect(result).toMatchObject({ status: 'config_error', exit_code: 3 });
-    expect(result.errors).toEqual([{ kind: 'unreachable', message: expect.stringMatching(/^Could not connect to the model API at /) }]);
+    expect(result.errors).toEqual([expect.stringMatching(/^Could not connect to the model API at /)]);
+    expect(result.error_details).toEqual([{ kind: 'unreachable', message: result.errors[0] }]);
   }, 30_000);
 
   it('an address that is no URL at all is refused before anything starts', async () => {
@@ -115,7 +116,7 @@ describe('a rejected API key', () => {
   }, 30_000);
 });
 
-describe('git missing, no repository and git failing are three problems with three messages', () => {
+describe('git missing, a folder that is no project and git failing are three problems with three messages', () => {
   const env = () => ({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url });
 
   it('git not on PATH (in a repository): says to install git, exit 3', async () => {
@@ -127,11 +128,17 @@ describe('git missing, no repository and git failing are three problems with thr
     expect(r.stderr).not.toMatch(/not inside a git repository/);
   }, 30_000);
 
-  it('no repository: says to run inside one, exit 2', async () => {
-    const dir = tempDir();
-    const r = await runCli(['-p', 'hello', '--yes'], { cwd: dir, env: env() });
+  it('git not on PATH (in a folder without a repository, which needs it as much): says to install git, exit 3', async () => {
+    const r = await runCli(['-p', 'hello', '--yes'], { cwd: tempDir(), env: { ...env(), PATH: tempDir() } });
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/^infinity-code: git is not installed, or not on your PATH\. .*Install git .*and run again\.\n$/);
+  }, 30_000);
+
+  it('the home directory, in no repository: says to cd into a project folder, exit 2', async () => {
+    const home = tempDir();
+    const r = await runCli(['-p', 'hello', '--yes'], { cwd: home, home, env: env() });
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^infinity-code: ${dir} is not inside a git repository\\. .*git init`));
+    expect(r.stderr).toMatch(new RegExp(`^infinity-code: ${home} is your home directory, not a project folder: cd into a project folder`));
   }, 30_000);
 
   it("a repository git can't read (a corrupt .git/HEAD): quotes git and says how to look, exit 1", async () => {

@@ -114,7 +114,7 @@ describe('usage in the TUI', () => {
     const screen = TmuxScreen.start(['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', process.execPath, BIN, '-c', '--model', 'haiku'], { cwd: repo, env: tuiEnv });
     try {
       // The session is open once the status line names the sandbox.
-      await screen.waitFor(/sandbox (overlay|copy)/);
+      await screen.waitFor(/sandbox (on|off)/);
       screen.type('/cost');
       screen.press('Enter');
       const out = await screen.waitFor(/total\s+4\s/);

@@ -1,5 +1,6 @@
 // Headless `-p` expands what the TUI would: a project command's prompt with its arguments, and the
 // files `@` mentions name, before the task reaches the model (the fake Messages API records it).
+import { join } from 'node:path';
 import { startFakeMessagesApi, type FakeMessagesApi, type FakeRequestBody } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTemps, gitRepo, runCli } from './support/cli.js';
@@ -22,10 +23,10 @@ afterAll(async () => {
 
 const env = () => ({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url });
 
-/** Runs `-p task` and returns the task as the model received it, with the run's stderr. */
+/** Runs `-p task` and returns the task as the model received it, with the run's stderr (notes included: --verbose). */
 async function sent(repo: string, task: string): Promise<{ text: string; stderr: string }> {
   const from = api.requests.length;
-  const r = await runCli(['-p', task, '--output-format', 'json'], { cwd: repo, env: env() });
+  const r = await runCli(['-p', task, '--output-format', 'json', '--verbose'], { cwd: repo, env: env() });
   expect(r.code, r.stderr).toBe(0);
   expect(JSON.parse(r.stdout)).toMatchObject({ type: 'result', result: 'Done here.' });
   const request = api.requests.slice(from).find((q) => q.path.endsWith('/messages'));
@@ -52,6 +53,14 @@ describe('headless tasks', () => {
     const r = await sent(repo(), 'What is the answer in @src/a.ts?');
     expect(r.text).toBe('What is the answer in @src/a.ts?\n\n<attached-file path="src/a.ts" lines="1">\nexport const answer = 42;\n</attached-file>');
     expect(r.stderr).toContain('infinity-code: attached src/a.ts (1 line)');
+  });
+
+  it('-p from a directory under the root: @path is read from there first, then from the root', async () => {
+    const root = repo();
+    const r = await sent(join(root, 'src'), 'Compare @a.ts with @.claude/commands/review.md');
+    expect(r.stderr).toContain('infinity-code: attached src/a.ts (1 line)');
+    expect(r.stderr).toContain('infinity-code: attached .claude/commands/review.md (');
+    expect(r.text).toContain('<attached-file path="src/a.ts" lines="1">\nexport const answer = 42;\n</attached-file>');
   });
 
   it('-p "@path words": a task starting with @ is read from a file; when there is none, the error says how to mention one', async () => {

@@ -99,10 +99,19 @@ describe('headless error paths', () => {
     expect(r.stderr).toMatch(/budget of 1 model calls/);
   });
 
-  it('not a git repository: a clear message and a usage error', async () => {
-    const r = await runCli(['-p', 'hello'], { cwd: tempDir(), env: env() });
+  it("inside a repository's .git directory (no working tree): a clear message and a usage error", async () => {
+    const repo = gitRepo({ 'a.txt': 'a\n' });
+    const r = await runCli(['-p', 'hello'], { cwd: join(repo, '.git'), env: env() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/is not inside a git repository/);
+    expect(r.stderr).toMatch(/is inside a repository's \.git directory or a bare repository.*working tree of a checkout/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('the home directory, in no repository: a clear message and a usage error (any other folder works, see folder.test.ts)', async () => {
+    const home = tempDir();
+    const r = await runCli(['-p', 'hello'], { cwd: home, home, env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/is your home directory, not a project folder: cd into a project folder/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 

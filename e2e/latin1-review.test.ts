@@ -90,7 +90,7 @@ describe('a Latin-1 file edited by a child', () => {
       screen.press('A');
       await screen.waitFor(/all decided/);
       screen.press('Enter');
-      await screen.waitFor(/Applied 1 file\(s\) to the working tree: menu\.txt\./);
+      await screen.waitFor(/Applied 1 file to the working tree: menu\.txt\./);
     } finally {
       screen.press('C-c');
       screen.press('C-c');

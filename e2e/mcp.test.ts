@@ -131,7 +131,17 @@ describe('MCP servers in headless runs', () => {
     // Every line matches docs/stream-json.schema.json (startCli checks): the init names the server, one line says it is not started.
     expect(lines[0]).toMatchObject({ type: 'system', subtype: 'init', mcp_servers: [{ name: 'files', status: 'not-approved' }] });
     expect(lines.filter((l) => l.type === 'mcp_server')).toEqual([
-      { type: 'mcp_server', session_id: expect.any(String), thread_id: expect.any(String), name: 'files', state: 'not-approved', tools: [], message: expect.any(String) },
+      {
+        type: 'mcp_server',
+        session_id: expect.any(String),
+        thread_id: expect.any(String),
+        name: 'files',
+        state: 'not-approved',
+        tools: [],
+        message: expect.any(String),
+        uuid: expect.any(String),
+        timestamp: expect.any(String),
+      },
     ]);
     expect(offered.flat()).toEqual([]);
 
@@ -172,5 +182,30 @@ describe('MCP servers in headless runs', () => {
     const missing = await startCli(['-p', 'hello', '--mcp-config', 'nope.json'], { cwd: clean, env: env() }).done;
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain(`The MCP config file ${join(clean, 'nope.json')} does not exist.`);
+  });
+});
+
+describe('headless waits for its MCP servers, within mcpStartupTimeoutMs', () => {
+  it("the first request offers a ready server's tools; one that never answers is given up, reported, and the run goes on without it", async () => {
+    const repo = gitRepo({ 'README.md': 'fixture\n' });
+    const firstTools: string[][] = [];
+    brain = (body, i) => {
+      if (i === 0 || firstTools.length === 0) firstTools.push(toolNames(body).filter((n) => n.startsWith('mcp__')));
+      return { text: 'Nothing to call.' };
+    };
+    const home = homeWith({
+      mcpStartupTimeoutMs: 8000,
+      mcpServers: { files: stdioDef, mute: { command: process.execPath, args: ['-e', 'process.stdin.resume()'] } },
+    });
+    const r = await startCli(['-p', 'hello', '--output-format', 'stream-json', '--verbose'], { cwd: repo, env: env(), home }).done;
+    expect(r.code, r.stderr).toBe(0);
+    // The task waited for both: one ready, the other given up after 8 s.
+    expect(firstTools[0]).toContain('mcp__files__echo');
+    expect(firstTools[0].some((n) => n.startsWith('mcp__mute__'))).toBe(false);
+    expect(r.stderr).toContain('MCP server "mute"');
+    expect(r.stderr).toContain('not ready within 8 s');
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; name?: string; state?: string });
+    expect(lines.find((l) => l.type === 'mcp_server' && l.name === 'mute')).toMatchObject({ state: 'failed' });
+    expect(lines.at(-1)).toMatchObject({ type: 'result' });
   });
 });

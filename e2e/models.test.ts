@@ -74,8 +74,8 @@ describe('a retired model is refused before any request (exit 3)', () => {
     expect(r.requests).toEqual([]);
     expect(r.stderr).toMatch(message);
     expect(r.stderr).not.toMatch(STACK_TRACE);
-    // Refused before the run began: no result object, nothing on stdout.
-    expect(r.stdout).toBe('');
+    // Refused before the run began: the result (json prints one on every exit path) says why, and nothing ran.
+    expect(JSON.parse(r.stdout)).toMatchObject({ is_error: true, status: 'config_error', exit_code: 3, num_turns: 0, result: expect.stringMatching(/retired on/) });
   });
 
   it("named by the config: the message names the file", async () => {

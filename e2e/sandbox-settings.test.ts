@@ -127,9 +127,9 @@ describe('sandbox settings of a headless run', () => {
     expect(r.code, r.stderr).toBe(5);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
     expect(r.stderr).not.toMatch(STACK_TRACE);
-    const result = JSON.parse(r.stdout) as { status: string; errors: Array<{ message: string }>; diff_applied: boolean; patch_file: string; files_changed: string[] };
+    const result = JSON.parse(r.stdout) as { status: string; errors: string[]; diff_applied: boolean; patch_file: string; files_changed: string[] };
     expect(result).toMatchObject({ status: 'limit', diff_applied: false, files_changed: ['made.txt'] });
-    expect(result.errors.map((e) => e.message).join('\n')).toMatch(/reached its time limit \(--timeout 3s\) and was stopped/);
+    expect(result.errors.join('\n')).toMatch(/reached its time limit \(--timeout 3s\) and was stopped/);
     // Unfinished work is never applied, even with --yes; it is saved like an interrupt saves it.
     expect(existsSync(join(repo, 'made.txt'))).toBe(false);
     expect(readFileSync(join(repo, result.patch_file), 'utf8')).toContain('+made before the deadline');

@@ -31,7 +31,8 @@ describe('terminal safety, headless', () => {
     };
     api = await startFakeMessagesApi({ brain });
     const repo = gitRepo({ 'a.txt': 'a\n' });
-    const r = await runCli(['-p', 'go', '--output-format', format], { cwd: repo, env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url } });
+    // --verbose: the progress on stderr (tool calls, their output, the notes) is what could carry them there.
+    const r = await runCli(['-p', 'go', '--output-format', format, '--verbose'], { cwd: repo, env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url } });
     expect(r.code, r.stderr).toBe(4);
     expect(r.stdout).not.toMatch(CONTROL);
     expect(r.stderr).not.toMatch(CONTROL);

@@ -51,15 +51,20 @@ describe('thinking and stop reasons, headless', () => {
     expect(api!.requests[0].body.thinking).toEqual({ type: 'adaptive', display: 'summarized' });
   });
 
-  it('text output: the notes go to stderr, the answer alone to stdout', async () => {
+  it('text output: the notes go to stderr with --verbose, the answer alone to stdout', async () => {
     const brain: FakeBrain = (body) =>
       toolResults(messagesOf(body)).size === 0
         ? { text: 'Checking the file.', toolUse: { name: 'read_file', input: { path: 'a.txt' } } }
         : { text: 'alpha' };
-    const r = await headless(brain, ['-p', 'read it']);
+    const r = await headless(brain, ['-p', 'read it', '--verbose']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('alpha\n');
     expect(r.stderr).toContain('✻ Checking the file.');
+    // Without --verbose, stderr keeps what the user must see only.
+    const quiet = await runCli(['-p', 'read it'], { cwd: gitRepo({ 'a.txt': 'alpha\n' }), env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api!.url } });
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stdout).toBe('alpha\n');
+    expect(quiet.stderr).toBe('');
   });
 
   it('a refusal ends the run with exit 1, its category and explanation, and no stack trace', async () => {

@@ -30,11 +30,11 @@ describe('commands in the TUI', () => {
     const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: api.url, HOME: tempDir(), TERM: 'xterm-256color' };
     const screen = TmuxScreen.start(['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', process.execPath, BIN], { cwd: repo, env });
     try {
-      // The session is open once the status line names the sandbox; it says whether commands are confined.
-      const status = await screen.waitFor(/sandbox (overlay|copy)/);
+      // The session is open once the status line says whether the sandbox confines commands.
+      const status = await screen.waitFor(/sandbox (on|off)/);
       screen.type('Run two commands');
       screen.press('Enter');
-      if (!status.includes('(commands unconfined)')) {
+      if (!status.includes('sandbox off')) {
         // Commands are confined on this machine: nothing is asked, both run.
         expect(await screen.waitFor(/Report:.*\./)).toContain('Report: first ran, second ran.');
         return;

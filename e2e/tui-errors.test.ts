@@ -26,7 +26,7 @@ async function transcriptAfterError(baseURL: string, error: RegExp): Promise<str
     env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: baseURL, HOME: tempDir(), TERM: 'xterm-256color' },
   });
   try {
-    await screen.waitFor(/sandbox (overlay|copy)/);
+    await screen.waitFor(/sandbox (on|off)/);
     screen.type('hello');
     screen.press('Enter');
     await screen.waitFor(error);

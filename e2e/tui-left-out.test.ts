@@ -80,7 +80,7 @@ describe('left-out changes in the TUI', () => {
       await screen.waitFor(/all decided/);
       screen.press('Enter');
       // The files are named; the line is long enough to wrap.
-      await screen.waitFor(/Applied 3 file\(s\) to the working tree: [\s\S]*?tool\.sh[\s\S]*?\.\s+Left\s+out\s+\(never\s+applied\):\s+up\s+—\s+a\s+symbolic\s+link\s+to\s+\.\.\/outside/);
+      await screen.waitFor(/Applied 3 files to the working tree: [\s\S]*?tool\.sh[\s\S]*?\.\s+Left\s+out\s+\(never\s+applied\):\s+up\s+—\s+a\s+symbolic\s+link\s+to\s+\.\.\/outside/);
     } finally {
       screen.press('C-c');
       screen.press('C-c');

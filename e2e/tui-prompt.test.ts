@@ -45,7 +45,7 @@ describe('the prompt in a real terminal', () => {
     const screen = startTui(repo);
     try {
       // A file that defines no command is said once, at the start.
-      const start = await screen.waitFor(/sandbox (overlay|copy)/);
+      const start = await screen.waitFor(/sandbox (on|off)/);
       expect(start).toContain('✗ .claude/commands/draft.md is left out: its frontmatter');
       screen.type('/help');
       screen.press('Enter');
@@ -72,7 +72,7 @@ describe('the prompt in a real terminal', () => {
     const from = api.requests.length;
     const screen = startTui(repo);
     try {
-      await screen.waitFor(/sandbox (overlay|copy)/);
+      await screen.waitFor(/sandbox (on|off)/);
       screen.paste('first pasted line\nsecond pasted line\nthird pasted line\n');
       await screen.waitFor(/› first pasted line\s*│\n│\s+second pasted line\s*│\n│\s+third pasted line/);
       // Nothing was sent by the paste's line breaks.

@@ -70,7 +70,7 @@ describe('leaving the TUI with changes the working tree lacks', () => {
     const { repo, env } = setup();
     const first = start(repo, env);
     try {
-      await first.waitFor(/sandbox (overlay|copy)/);
+      await first.waitFor(/sandbox (on|off)/);
       // A child writes alpha.txt; its review is accepted whole.
       say(first, 'delegate alpha');
       await first.waitFor(/Review: Changes from write alpha/);
@@ -107,7 +107,7 @@ describe('leaving the TUI with changes the working tree lacks', () => {
       second.press('A');
       await second.waitFor(/all decided/);
       second.press('Enter');
-      await second.waitFor(/Applied 1 file\(s\) to the working tree: alpha\.txt\./);
+      await second.waitFor(/Applied 1 file to the working tree: alpha\.txt\./);
       expect(readFileSync(join(repo, 'alpha.txt'), 'utf8')).toBe('alpha-line\n');
 
       // Applied once, never offered again.
@@ -121,7 +121,7 @@ describe('leaving the TUI with changes the working tree lacks', () => {
       const asked = await second.waitFor(/Before you go: 1 file changed[\s\S]*d discard it/);
       expect(asked.slice(asked.indexOf('Before you go'))).not.toContain('alpha.txt');
       second.press('a');
-      await second.waitFor(/Applied 1 file\(s\) to the working tree: beta\.txt\.\s*\n[\s\S]*\[exited 0\]/);
+      await second.waitFor(/Applied 1 file to the working tree: beta\.txt\.\s*\n[\s\S]*\[exited 0\]/);
     } finally {
       second.kill();
     }
@@ -133,7 +133,7 @@ describe('leaving the TUI with changes the working tree lacks', () => {
     const { repo, env } = setup();
     const first = start(repo, env);
     try {
-      await first.waitFor(/sandbox (overlay|copy)/);
+      await first.waitFor(/sandbox (on|off)/);
       say(first, 'write gamma');
       await first.waitFor(/Finished: .*gamma\.txt/);
       say(first, '/quit');
@@ -150,7 +150,7 @@ describe('leaving the TUI with changes the working tree lacks', () => {
 
     const second = start(repo, env, '-c');
     try {
-      const opened = await second.waitFor(/› write gamma[\s\S]*sandbox (overlay|copy)/);
+      const opened = await second.waitFor(/› write gamma[\s\S]*sandbox (on|off)/);
       expect(opened).not.toContain('not in your working tree');
       say(second, '/diff');
       await second.waitFor(/Nothing to apply/);

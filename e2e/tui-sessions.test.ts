@@ -38,7 +38,7 @@ describe('sessions in the TUI', () => {
     const screen = TmuxScreen.start(command(), { cwd: repo, env, height: 50 });
     let second: string;
     try {
-      await screen.waitFor(/sandbox (overlay|copy)/);
+      await screen.waitFor(/sandbox (on|off)/);
       screen.type('write alpha');
       screen.press('Enter');
       await screen.waitFor(/Finished: .*alpha\.txt/);
@@ -100,7 +100,7 @@ describe('sessions in the TUI', () => {
     };
     const screen = TmuxScreen.start(command(), { cwd: repo, env });
     try {
-      await screen.waitFor(/sandbox (overlay|copy)/);
+      await screen.waitFor(/sandbox (on|off)/);
       screen.type('hello');
       screen.press('Enter');
       // Without the setting the runtime retries 8 times, saying so: "Retrying in 1.0s (attempt 1)".

@@ -143,7 +143,7 @@ describe('the TUI in a real terminal', () => {
     const screen = TmuxScreen.start(['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', process.execPath, BIN], { cwd: repo, env });
     try {
       // The session (and its snapshot of the tree) is open once the status line names the sandbox.
-      await screen.waitFor(/sandbox (overlay|copy)/);
+      await screen.waitFor(/sandbox (on|off)/);
       writeFileSync(join(repo, 'colors.txt'), 'colour one\nadded by the user\n');
       await screen.waitFor(/You edited 1 file since the session began \(colors\.txt\)/);
       screen.type('Please update both files');
@@ -169,7 +169,7 @@ describe('the TUI in a real terminal', () => {
       screen.press('A');
       await screen.waitFor(/all decided/);
       screen.press('Enter');
-      await screen.waitFor(/Applied 2 file\(s\) to the working tree: [^\n]*sizes\.txt/);
+      await screen.waitFor(/Applied 2 files to the working tree: [^\n]*sizes\.txt/);
       expect(readFileSync(join(repo, 'sizes.txt'), 'utf8')).toBe('large\n');
       writeFileSync(join(repo, 'notes.txt'), 'a note\n');
       await screen.waitFor(/You edited 1 file since the session began \(notes\.txt\)/);

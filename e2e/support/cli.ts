@@ -86,10 +86,11 @@ export function startCli(args: string[], opts: StartOptions): Started {
     stderr += d.toString();
     opts.onStderr?.(stderr);
   });
-  const streamJson = args.includes('stream-json');
+  // json's one object is the result line's shape: checked against the same schema.
+  const jsonOutput = args.some((a, i) => a === 'stream-json' || (a === 'json' && args[i - 1] === '--output-format') || a === '--output-format=json');
   const done = new Promise<CliRun>((resolve, reject) =>
     child.on('close', (code, signal) => {
-      const bad = streamJson ? invalidStreamJsonLines(stdout) : [];
+      const bad = jsonOutput ? invalidStreamJsonLines(stdout) : [];
       if (bad.length > 0) reject(new Error(`stream-json lines that do not match docs/stream-json.schema.json:\n${bad.join('\n')}`));
       else resolve({ code, signal, stdout, stderr });
     }),

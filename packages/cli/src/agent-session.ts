@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
   AnthropicProvider,
@@ -6,6 +7,7 @@ import {
   REPORTING_TOOLS,
   SqliteStore,
   type HistoryMessage,
+  type LocalSystemOptions,
   type ModelProvider,
   type ReportReviewer,
   type RuntimeEvent,
@@ -13,17 +15,19 @@ import {
   type Tool,
 } from '@infinity-code/runtime';
 import type { Effort } from '@infinity-code/runtime/models';
-import type { ApplyResult, BackendName, BaseRefresh, Sandbox, SandboxDiff, SandboxSession } from '@infinity-code/sandbox';
+import type { ApplyResult, BackendName, BaseRefresh, ContainmentOptions, Sandbox, SandboxDiff, SandboxSession } from '@infinity-code/sandbox';
 import { SandboxError } from '@infinity-code/sandbox/patches';
 import { TOOL_VALIDATORS } from './generated/tool-validators.js';
 import { codingTools, type CommandRequest, type UncontainedPolicy } from '@infinity-code/tools';
 import { startMcpServers, type McpServerEntry, type McpServers } from '@infinity-code/mcp';
-import { basePrompt } from './instructions.js';
+import { withFallback } from './fallback-model.js';
+import { basePrompt, type PromptFlags } from './instructions.js';
 import { gatherEnvironment, keepEnvironment, sessionEnvironment } from './session-environment.js';
 import { containmentOf, maxDiffFileBytes } from './sandbox-config.js';
 import type { SandboxMap } from './sandbox-map.js';
 import { SessionSandboxes } from './session-sandboxes.js';
 import type { SessionSetup } from './session-setup.js';
+import { toolPermissions } from './tool-permissions.js';
 import { contextWindowFor } from './model-choice.js';
 
 /**
@@ -46,6 +50,8 @@ export interface AgentSessionOptions {
   /** Asks whether a command that failed for lack of network may run again with it (the TUI). */
   askNetwork?: (request: CommandRequest, signal: AbortSignal) => Promise<boolean>;
   onCommandRefused?: (request: CommandRequest) => void;
+  /** Told when --fallback-model takes over from the session's model (see fallback-model.ts). */
+  onModelFallback?: (from: string, to: string, why: string) => void;
   /** Asks whether a repository's MCP server nobody decided on may start (the TUI); else it doesn't. */
   askMcpApproval?: (entry: McpServerEntry, signal: AbortSignal) => Promise<boolean>;
   /**
@@ -80,11 +86,14 @@ function uncontainedPolicy(setup: SessionSetup, o: AgentSessionOptions): Unconta
  */
 async function openSandboxes(setup: SessionSetup, o: AgentSessionOptions, sessionId: string): Promise<SandboxSession> {
   const maxDiff = maxDiffFileBytes(setup.config.sandbox);
+  // A folder's private git dir is in the state dir setUpSession found it in (see Project.folder).
+  const stateDir = o.sandboxStateDir ?? setup.folder?.stateDir;
   const base = {
     repo: setup.root,
-    ...(o.sandboxStateDir ? { stateDir: o.sandboxStateDir } : {}),
+    ...(stateDir ? { stateDir } : {}),
+    ...(setup.folder ? { allowFolder: true } : {}),
     ...(o.backend ? { backend: o.backend } : {}),
-    containment: containmentOf(setup.config.sandbox, setup.network),
+    containment: withAddedDirs(containmentOf(setup.config.sandbox, setup.network), setup.extras.addDirs),
     ...(maxDiff !== undefined ? { applyPolicy: { maxFileBytes: maxDiff } } : {}),
   };
   // Loaded here, not with this module: a headless run sends its first request before it opens
@@ -107,11 +116,56 @@ async function openSandboxes(setup: SessionSetup, o: AgentSessionOptions, sessio
   return opened;
 }
 
+/**
+ * --add-dir: commands may read these too. Read-only, as `sandbox.readable` paths are, unless the
+ * user's config makes them writable; credential locations in them stay hidden.
+ */
+function withAddedDirs(c: ContainmentOptions, addDirs: readonly string[] | undefined): ContainmentOptions {
+  if (!addDirs || addDirs.length === 0) return c;
+  return { ...c, readable: [...new Set([...(c.readable ?? []), ...addDirs])] };
+}
+
+/** --allowedTools, --disallowedTools and --permission-mode as the runtime's checks (none without them). */
+function permissionOptions(setup: SessionSetup): Pick<LocalSystemOptions, 'withhold' | 'permit'> {
+  const permissions = toolPermissions(setup.extras, { root: setup.root, cwd: setup.cwd, home: homedir() });
+  if (!permissions.active) return {};
+  return {
+    withhold: (name) => permissions.withheld(name),
+    permit: (_threadId, call) => {
+      const d = permissions.decide(call);
+      return d.allowed ? undefined : { deny: d.reason };
+    },
+  };
+}
+
 function providerOf(setup: SessionSetup, onRequest: () => void): ModelProvider {
   if (setup.provider) return setup.provider;
   if (!setup.credentials) throw new Error('a session needs a model provider or Anthropic credentials');
   // LocalSystem.start() warms it (the SDK loads while the queue is read).
   return new AnthropicProvider({ ...setup.credentials, onRequest });
+}
+
+/** --fallback-model: the provider watched for the failures that move the session to it. */
+function withSessionFallback(
+  setup: SessionSetup,
+  o: AgentSessionOptions,
+  provider: ModelProvider,
+  model: { current: string },
+  effort: { current: Effort | undefined },
+): ModelProvider {
+  const fallback = setup.extras.fallbackModel;
+  if (fallback === undefined) return provider;
+  return withFallback(provider, { fallback, model, effort, onSwitch: (from, to, why) => o.onModelFallback?.(from, to, why) });
+}
+
+/** --system-prompt and --append-system-prompt, as basePrompt takes them, and whether the project is a folder. */
+function promptFlags(setup: SessionSetup): PromptFlags {
+  const { systemPrompt, appendSystemPrompt } = setup.extras;
+  return {
+    ...(systemPrompt !== undefined ? { replace: systemPrompt } : {}),
+    ...(appendSystemPrompt !== undefined ? { append: appendSystemPrompt } : {}),
+    ...(setup.folder ? { folder: true } : {}),
+  };
 }
 
 /**
@@ -159,8 +213,10 @@ export class AgentSession {
       gatherEnvironment({
         root: setup.root,
         cwd: setup.cwd,
+        ...(setup.folder ? { folder: true } : {}),
         network: setup.network ?? setup.config.sandbox.network,
         writable: setup.config.sandbox.writable,
+        readable: setup.extras.addDirs ?? [],
         networkRerun: o.askNetwork !== undefined,
       }),
     );
@@ -208,20 +264,22 @@ export class AgentSession {
       // The instructions of subdirectories, shown to each thread where it works (the root's are
       // the system prompt's).
       nestedInstructions: true,
+      ...(setup.extras.addDirs ? { readDirs: setup.extras.addDirs } : {}),
     });
     const system: LocalSystem = new LocalSystem({
       store,
       // The store is the project's, shared with every other run there: this process runs its own
       // session only (-c and -r are the ways back into another's left work).
       roots: [rootId],
-      provider,
+      provider: withSessionFallback(setup, o, provider, modelRef, effortRef),
       tools: [...tools.tools, ...(o.extraTools ?? [])],
       validators: TOOL_VALIDATORS,
+      ...permissionOptions(setup),
       // Read per round: a model switch applies from the next completion of every thread.
       model: () => modelRef.current,
       // Read per completion too: `/effort` applies from the next one; unset, none is sent.
       effort: () => effortRef.current,
-      systemPrompt: basePrompt(setup.root, setup.instructions.project, environmentText),
+      systemPrompt: basePrompt(setup.root, setup.instructions.project, environmentText, promptFlags(setup)),
       contextWindow: (model) => contextWindowFor(model, config),
       ...(setup.retry ? { retry: setup.retry } : {}),
       reviewReport: o.reviewer(sandboxes),

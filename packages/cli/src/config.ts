@@ -47,6 +47,11 @@ export interface Config {
   /** The longest an MCP tool call may take (ms). */
   mcpToolTimeoutMs: number;
   /**
+   * How long an MCP server may take to start and list its tools. A headless run waits for its
+   * servers (up to this long) before its first request: a conversation's tools are fixed then.
+   */
+  mcpStartupTimeoutMs: number;
+  /**
    * The user's answers about repositories' MCP servers (`.mcp.json`, a project config): by
    * repository root, then server name. Only the user's own config holds them.
    */
@@ -59,7 +64,7 @@ export type ConfigFile = Partial<Omit<Config, 'sandbox' | 'projectPrices' | 'pro
 };
 
 const KNOWN_KEYS =
-  'model, effort, contextWindow, commandTimeoutMs, secretEnv, sandbox, prices, maxToolCallsPerReply, mcpServers, mcpToolTimeoutMs, mcpProjectServers';
+  'model, effort, contextWindow, commandTimeoutMs, secretEnv, sandbox, prices, maxToolCallsPerReply, mcpServers, mcpToolTimeoutMs, mcpStartupTimeoutMs, mcpProjectServers';
 
 export const DEFAULT_CONFIG: Config = {
   model: DEFAULT_MODEL,
@@ -73,6 +78,7 @@ export const DEFAULT_CONFIG: Config = {
   mcpServers: {},
   projectMcpServers: {},
   mcpToolTimeoutMs: 10 * 60_000,
+  mcpStartupTimeoutMs: 30_000,
   mcpProjectServers: {},
 };
 
@@ -194,6 +200,10 @@ export function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.e
         if (!Number.isInteger(value) || (value as number) < 1) throw bad(key, 'a whole number of milliseconds, at least 1');
         out.mcpToolTimeoutMs = value as number;
         break;
+      case 'mcpStartupTimeoutMs':
+        if (!Number.isInteger(value) || (value as number) < 1) throw bad(key, 'a whole number of milliseconds, at least 1');
+        out.mcpStartupTimeoutMs = value as number;
+        break;
       case 'mcpProjectServers':
         out.mcpProjectServers = parseTrust(value, () =>
           bad(key, 'an object of repository roots, each an object of server names, each {"allow": true|false}'),
@@ -241,6 +251,7 @@ export const RETRY_KEYS = [
   'maxDelayMs',
   'initTimeoutMs',
   'stallTimeoutMs',
+  'stallRetries',
   'unreachableRetries',
   'unreachableBudgetMs',
 ] as const;

@@ -97,6 +97,8 @@ export async function runDemo(o: { writers: HeadlessWriters; signal: AbortSignal
       model: DEMO_MODEL,
       yes: true,
       outputFormat: 'text',
+      // A demonstration: what the agent does is the point.
+      verbose: true,
       continueLatest: false,
       cwd: dir,
       env: process.env,

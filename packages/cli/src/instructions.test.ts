@@ -63,6 +63,23 @@ describe('the instruction files at the root', () => {
     const root = repoWith({ 'AGENTS.md': 'Use tabs.\n' });
     expect(basePrompt(root).endsWith(`The repository is at ${root}.\n\nProject instructions (from AGENTS.md):\n\nUse tabs.`)).toBe(true);
   });
+
+  it('--system-prompt stands for our instructions, --append-system-prompt goes last; the environment and the project stay', () => {
+    const root = repoWith({ 'AGENTS.md': 'Use tabs.\n' });
+    const ours = basePrompt(root, undefined, 'Environment facts.');
+    const replaced = basePrompt(root, undefined, 'Environment facts.', { replace: 'You are a terse reviewer.' });
+    expect(replaced).toBe('You are a terse reviewer.\n\nEnvironment facts.\n\nProject instructions (from AGENTS.md):\n\nUse tabs.');
+    expect(ours.startsWith('You are Infinity Code')).toBe(true);
+    const appended = basePrompt(root, undefined, 'Environment facts.', { append: 'Answer in French.' });
+    expect(appended).toBe(`${ours}\n\nAnswer in French.`);
+    expect(basePrompt(root, undefined, 'Environment facts.', { replace: 'Terse.', append: 'French.' })).toBe(
+      'Terse.\n\nEnvironment facts.\n\nProject instructions (from AGENTS.md):\n\nUse tabs.\n\nFrench.',
+    );
+    // Empty flags add no blank paragraph.
+    expect(basePrompt(root, undefined, 'Environment facts.', { replace: '', append: '' })).toBe(
+      'Environment facts.\n\nProject instructions (from AGENTS.md):\n\nUse tabs.',
+    );
+  });
 });
 
 describe('@imports', () => {

@@ -11,6 +11,14 @@ import {
   type ReadRequest,
 } from '@infinity-code/tools/instruction-files';
 
+const GIT_LINE = `- Git in your sandbox: HEAD, branches and git log are the user's; git status and git diff show the
+  user's uncommitted changes as well as yours. Don't commit, push or switch branches: your changes
+  reach the user as a diff they review, and they commit. Read history freely (log, show, blame).`;
+
+/** GIT_LINE's place in a folder without a repository: no git facts that are not there. */
+const FOLDER_LINE = `- This project is a plain folder, not a git repository ("the repository" means this folder): there is
+  no history, and your sandbox has no .git. Your changes reach the user as a diff they review.`;
+
 const BASE = `You are Infinity Code, a coding agent working in the user's repository through tools.
 You work in threads. Your edits and commands happen in your thread's private copy-on-write sandbox
 of the repository, never in the user's working tree: the user reviews your changes and applies them.
@@ -29,9 +37,7 @@ How to work:
   yourself: a background command's exit or notify_on match (with its output since), a child's
   report, a message from your parent. Its arguments name the original call (original_tool_call_id,
   original_tool_name, original_args); its result holds the news.
-- Git in your sandbox: HEAD, branches and git log are the user's; git status and git diff show the
-  user's uncommitted changes as well as yours. Don't commit, push or switch branches: your changes
-  reach the user as a diff they review, and they commit. Read history freely (log, show, blame).
+${GIT_LINE}
 - For independent parts of a task, spawn child threads (spawn_thread) that work in parallel, each in
   its own sandbox stacked on yours. Tell each child exactly what to do, and what you will do.
   A child ends with close_thread and a report; its changes are then reviewed and merged into your
@@ -51,8 +57,8 @@ export interface ProjectInstructions {
  * working tree; instruction files of subdirectories reach threads through the tools, with the
  * result of their first call there (see NestedInstructions), never this prompt.
  */
-export function projectInstructions(root: string): ProjectInstructions | undefined {
-  const files = readFromWorkingTree(root);
+export function projectInstructions(root: string, gitArgs: readonly string[] = []): ProjectInstructions | undefined {
+  const files = readFromWorkingTree(root, gitArgs);
   return files.length > 0 ? { files } : undefined;
 }
 
@@ -69,7 +75,7 @@ export function projectInstructions(root: string): ProjectInstructions | undefin
  * it, and the walk runs again with the answers (again, if refusing a file let it reach others).
  * Instructions that import nothing ask nothing.
  */
-function readFromWorkingTree(root: string): InstructionFile[] {
+function readFromWorkingTree(root: string, gitArgs: readonly string[]): InstructionFile[] {
   const ignored = new Map<string, boolean>();
   for (let round = 0; ; round++) {
     const unknown = new Set<string>();
@@ -83,15 +89,18 @@ function readFromWorkingTree(root: string): InstructionFile[] {
     };
     const files = readInstructionsSync([''], hostReaderSync(root, allow), { root });
     if (unknown.size === 0 || last) return files;
-    const answer = gitIgnored(root, [...unknown]);
+    const answer = gitIgnored(root, [...unknown], gitArgs);
     for (const p of unknown) ignored.set(p, answer === undefined || answer.has(p));
   }
 }
 
-/** Of `paths`, those git ignores (a tracked file is not ignored); undefined when git can't say. */
-function gitIgnored(root: string, paths: readonly string[]): Set<string> | undefined {
+/**
+ * Of `paths`, those git ignores (a tracked file is not ignored); undefined when git can't say.
+ * `gitArgs` name a folder's private git dir (see projectGitArgs): its rules and the folder's.
+ */
+function gitIgnored(root: string, paths: readonly string[], gitArgs: readonly string[]): Set<string> | undefined {
   try {
-    const out = execFileSync('git', ['-c', 'core.fsmonitor=false', 'check-ignore', '-z', '--stdin'], {
+    const out = execFileSync('git', [...gitArgs, '-c', 'core.fsmonitor=false', 'check-ignore', '-z', '--stdin'], {
       cwd: root,
       input: paths.map((p) => `${p}\0`).join(''),
       encoding: 'utf8',
@@ -111,13 +120,17 @@ function gitIgnored(root: string, paths: readonly string[]): Set<string> | undef
  * of a session applies to new sessions, not to the one under way. Kept under
  * .infinity/instructions/, by content, imports expanded.
  */
-export function sessionInstructions(root: string, recorded: string | undefined): { id: string; instructions: ProjectInstructions | undefined } {
+export function sessionInstructions(
+  root: string,
+  recorded: string | undefined,
+  gitArgs: readonly string[] = [],
+): { id: string; instructions: ProjectInstructions | undefined } {
   const dir = join(root, '.infinity', 'instructions');
   if (recorded !== undefined) {
     const kept = readKept(join(dir, `${recorded}.json`));
     if (kept !== undefined) return { id: recorded, instructions: kept ?? undefined };
   }
-  const now = projectInstructions(root);
+  const now = projectInstructions(root, gitArgs);
   const json = JSON.stringify(now ?? null);
   const id = createHash('sha256').update(json).digest('hex').slice(0, 16);
   const file = join(dir, `${id}.json`);
@@ -153,15 +166,34 @@ function isFile(v: unknown): v is InstructionFile {
   return typeof r === 'object' && r !== null && typeof r.file === 'string' && typeof r.text === 'string';
 }
 
+/**
+ * What the user's flags make of the system prompt: `replace` (--system-prompt) stands for our own
+ * instructions, `append` (--append-system-prompt) goes at the end. The environment and the
+ * project's instructions stay either way: the model needs them to work here at all.
+ */
+export interface PromptFlags {
+  replace?: string;
+  append?: string;
+  /** The project is a folder in no git repository: our instructions say so instead of how git stands. */
+  folder?: boolean;
+}
+
 /** The base system prompt: who the agent is, where it works, then the project's own instructions. */
-export function basePrompt(root: string, project: ProjectInstructions | undefined = projectInstructions(root), environment?: string): string {
+export function basePrompt(
+  root: string,
+  project: ProjectInstructions | undefined = projectInstructions(root),
+  environment?: string,
+  flags: PromptFlags = {},
+): string {
   // The environment (session-environment.ts) names the root among the session's other facts.
-  const parts = [BASE, environment ?? `The repository is at ${root}.`];
+  const parts = [flags.replace ?? (flags.folder ? BASE.replace(GIT_LINE, FOLDER_LINE) : BASE), environment ?? `The repository is at ${root}.`];
   for (const f of project?.files ?? []) {
     if (f.text === '') continue;
     // One file alone (AGENTS.md) reads as it always did: a kept session's prompt is unchanged.
     const heading = f.file === LOCAL_INSTRUCTIONS ? `Local project instructions (from ${f.file})` : `Project instructions (from ${f.file})`;
     parts.push(`${heading}:\n\n${f.text}`);
   }
-  return parts.join('\n\n');
+  if (flags.append !== undefined) parts.push(flags.append);
+  // An empty --system-prompt or --append-system-prompt adds nothing, not a blank paragraph.
+  return parts.filter((p) => p.trim() !== '').join('\n\n');
 }

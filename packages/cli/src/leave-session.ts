@@ -11,7 +11,11 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
  * its conversation stays in the store). A choice that fails keeps them. Returns what to tell the
  * user once the UI has gone, when there is anything to tell.
  */
-export async function leaveSession(agent: AgentSession, changes: QuitChoice, o: { root: string; cwd: string }): Promise<string | undefined> {
+export async function leaveSession(
+  agent: AgentSession,
+  changes: QuitChoice,
+  o: { root: string; cwd: string; folder?: boolean },
+): Promise<string | undefined> {
   let keep = changes !== 'discard';
   let message: string | undefined;
   try {
@@ -26,12 +30,12 @@ export async function leaveSession(agent: AgentSession, changes: QuitChoice, o: 
   return message;
 }
 
-async function settle(agent: AgentSession, changes: QuitChoice, o: { root: string; cwd: string }): Promise<string | undefined> {
+async function settle(agent: AgentSession, changes: QuitChoice, o: { root: string; cwd: string; folder?: boolean }): Promise<string | undefined> {
   const diff = await agent.rootDiff();
   if (diff.isEmpty) return undefined;
   const files = diff.files.map((f) => f.path);
   if (changes === 'discard') return discardedMessage(files);
-  if (changes === 'keep') return keptMessage(files, savePatch(o.root, agent.rootId, diff.patchBytes, o.cwd));
+  if (changes === 'keep') return keptMessage(files, savePatch(o.root, agent.rootId, diff.patchBytes, o.cwd), o.folder === true);
   const result = await agent.applyToWorkingTree(diff);
   const conflicts = result.conflicts.length > 0 ? ` Resolve the conflict markers in: ${result.conflicts.join(', ')}.` : '';
   const leftOut = describeLeftOut(diff.omitted);

@@ -49,6 +49,47 @@ describe('MCP servers of a session', () => {
     expect(entries.find((e) => e.name === 'flagged')!.file).toBe(join(t.root, 'extra.json'));
   });
 
+  it('--mcp-config takes JSON strings as well as files; --strict-mcp-config leaves out the configs and .mcp.json', () => {
+    const t = setup();
+    write(t.userFile, { mcpServers: { mine: { command: 'mine' } } });
+    write(join(t.root, '.mcp.json'), { mcpServers: { repo: { command: 'repo' } } });
+    write(join(t.root, '.infinity', 'config.json'), { mcpServers: { proj: { command: 'proj' } } });
+    write(join(t.root, 'a.json'), { mcpServers: { fromFile: { command: 'a' } } });
+    const files = ['a.json', '{"mcpServers": {"inline": {"command": "${DIR}/inline", "args": ["--x"]}}}'];
+    const all = mcpServerEntries({ ...t.input(), files });
+    expect(all.map((e) => [e.name, e.source])).toEqual([
+      ['mine', 'user-config'],
+      ['repo', 'mcp-json'],
+      ['proj', 'project-config'],
+      ['fromFile', 'flag'],
+      ['inline', 'flag'],
+    ]);
+    const inline = all.find((e) => e.name === 'inline')!;
+    expect(inline.config).toEqual({ type: 'stdio', command: '/opt/tools/inline', args: ['--x'], env: {} });
+    expect(inline.file).toBe('--mcp-config (JSON value 2)');
+    const strict = mcpServerEntries({ ...t.input(), files, strict: true });
+    expect(strict.map((e) => e.name)).toEqual(['fromFile', 'inline']);
+    // Strict with nothing named: no servers at all.
+    expect(mcpSessionOptions({ ...t.input(), strict: true })).toBeUndefined();
+  });
+
+  it('a wrong JSON string given to --mcp-config is a config error saying which', () => {
+    const t = setup();
+    const bad = (value: string) => {
+      try {
+        mcpServerEntries({ ...t.input(), files: ['{"mcpServers": {}}', value] });
+      } catch (err) {
+        expect(err).toBeInstanceOf(UserError);
+        expect((err as UserError).exitCode).toBe(3);
+        return (err as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(bad('{not json')).toMatch(/^--mcp-config \(JSON value 2\) is not valid JSON/);
+    expect(bad('{"servers": {}}')).toBe('--mcp-config (JSON value 2) must be {"mcpServers": {"<name>": {"command": ..., "args": [...]}}}.');
+    expect(bad('{"mcpServers": {"x": {"args": []}}}')).toMatch(/^--mcp-config \(JSON value 2\): MCP server "x" is left out: "command" must be a non-empty string/);
+  });
+
   it("starts the user's servers; a repository's only once approved in the user config (this definition)", () => {
     const t = setup();
     write(t.userFile, { mcpServers: { mine: { command: 'mine' } } });

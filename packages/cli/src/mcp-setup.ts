@@ -7,6 +7,7 @@ import {
   describeServer,
   fingerprint,
   McpConfigError,
+  parseMcpServers,
   problemText,
   readMcpFile,
   trustOf,
@@ -29,8 +30,10 @@ export interface McpSetupInput {
   cwd: string;
   env: NodeJS.ProcessEnv;
   config: Config;
-  /** --mcp-config files. */
+  /** --mcp-config values: files, or JSON text (a value starting with `{`) in the same format. */
   files: readonly string[];
+  /** --strict-mcp-config: the --mcp-config servers only. */
+  strict?: boolean;
   /** Told of definitions left out (a wrong entry in the repository's .mcp.json). */
   warn: (message: string) => void;
 }
@@ -50,8 +53,9 @@ function cliVersion(): string {
 
 /**
  * Every server of the session, by name, the later definition winning: the user's config, the
- * repository's `.mcp.json`, the project config, then each `--mcp-config` file. A file named with
- * --mcp-config must be right as a whole (usage error otherwise); a wrong `.mcp.json` only warns.
+ * repository's `.mcp.json`, the project config, then each `--mcp-config` file or JSON string (only
+ * those with --strict-mcp-config). What --mcp-config names must be right as a whole (a config
+ * error otherwise); a wrong `.mcp.json` only warns.
  */
 export function mcpServerEntries(i: McpSetupInput): McpServerEntry[] {
   const byName = new Map<string, McpServerEntry>();
@@ -61,9 +65,9 @@ export function mcpServerEntries(i: McpSetupInput): McpServerEntry[] {
       byName.set(name, { name, config, source, file });
     }
   };
-  add(i.config.mcpServers, 'user-config', userConfigPath(i.env));
+  if (!i.strict) add(i.config.mcpServers, 'user-config', userConfigPath(i.env));
   const mcpJson = join(i.root, '.mcp.json');
-  if (existsSync(mcpJson)) {
+  if (!i.strict && existsSync(mcpJson)) {
     try {
       const { servers, problems } = readMcpFile(mcpJson, i.env);
       for (const p of problems) i.warn(problemText(mcpJson, p));
@@ -73,11 +77,13 @@ export function mcpServerEntries(i: McpSetupInput): McpServerEntry[] {
       i.warn(`${err.message} None of its MCP servers is started.`);
     }
   }
-  add(i.config.projectMcpServers, 'project-config', projectConfigPath(i.root));
-  for (const f of i.files) {
-    const file = resolve(i.cwd, f);
+  if (!i.strict) add(i.config.projectMcpServers, 'project-config', projectConfigPath(i.root));
+  for (const [n, f] of i.files.entries()) {
+    // Claude Code's --mcp-config takes JSON as well as file names: no file name starts with `{`.
+    const json = f.trimStart().startsWith('{');
+    const file = json ? `--mcp-config (JSON value ${n + 1})` : resolve(i.cwd, f);
     try {
-      const { servers, problems } = readMcpFile(file, i.env);
+      const { servers, problems } = json ? readMcpJson(f, file, i.env) : readMcpFile(file, i.env);
       const first = problems[0];
       if (first) throw new McpConfigError(`${problemText(file, first)} Fix it, or leave the server out.`);
       add(servers, 'flag', file);
@@ -87,6 +93,20 @@ export function mcpServerEntries(i: McpSetupInput): McpServerEntry[] {
     }
   }
   return [...byName.values()];
+}
+
+/** An --mcp-config value given as JSON text: `{"mcpServers": {...}}`, as a file would hold. */
+function readMcpJson(text: string, where: string, env: NodeJS.ProcessEnv): ReturnType<typeof readMcpFile> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new McpConfigError(`${where} is not valid JSON (${(err as Error).message}).`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || (raw as { mcpServers?: unknown }).mcpServers === undefined) {
+    throw new McpConfigError(`${where} must be {"mcpServers": {"<name>": {"command": ..., "args": [...]}}}.`);
+  }
+  return parseMcpServers((raw as { mcpServers: unknown }).mcpServers, where, env);
 }
 
 /** The options for the session's servers, or undefined when there are none. */
@@ -105,6 +125,7 @@ export function mcpSessionOptions(i: McpSetupInput): McpSessionOptions | undefin
       `to allow it, answer its question in the terminal UI, pass --mcp-config ${entry.file}, or set ` +
       `{"mcpProjectServers": {${JSON.stringify(i.root)}: {${JSON.stringify(entry.name)}: {"allow": true}}}} in ${userFile}`,
     toolTimeoutMs: i.config.mcpToolTimeoutMs,
+    startTimeoutMs: i.config.mcpStartupTimeoutMs,
     timeoutHelp: `The user can raise the limit with "mcpToolTimeoutMs": <milliseconds> in ${userFile}.`,
     env,
     clientVersion: cliVersion(),

@@ -66,6 +66,7 @@ export function attachMentions(
   text: string,
   read: (path: string) => MentionTarget,
   limits: AttachLimits = ATTACH_LIMITS,
+  base = '',
 ): AttachResult {
   const blocks: string[] = [];
   const attached: Attachment[] = [];
@@ -73,7 +74,7 @@ export function attachMentions(
   const seen = new Set<string>();
   let budget = limits.totalBytes;
   for (const mention of findMentions(text)) {
-    const found = resolve(mention.path, read);
+    const found = resolve(mention.path, read, base);
     if (!found) continue;
     const { path, target } = found;
     if (seen.has(path)) continue;
@@ -173,16 +174,26 @@ export function splitAttachments(message: string): { typed: string; attached: st
 /**
  * The path a mention names: as typed, else without trailing punctuation ("see @a.ts." names
  * `a.ts`); undefined for a path that can't name a repository file (absolute, or leaving it).
+ * `base`: the repository-relative directory the user works in. A path is read from there first,
+ * as a shell reads it, then from the repository's root.
  */
-function resolve(typed: string, read: (path: string) => MentionTarget): { path: string; target: MentionTarget } | undefined {
+function resolve(typed: string, read: (path: string) => MentionTarget, base = ''): { path: string; target: MentionTarget } | undefined {
   let tried: { path: string; target: MentionTarget } | undefined;
   for (let candidate = typed; candidate !== ''; candidate = candidate.slice(0, -1)) {
-    const path = normalise(candidate);
-    if (path === undefined) return tried ?? { path: candidate, target: { kind: 'outside' } };
-    // `@.` is the whole repository: nothing to attach.
-    if (path === '') return tried;
-    tried = { path, target: read(path) };
-    if (tried.target.kind !== 'missing' || !/[.,;:!?)\]}'"`]$/.test(candidate)) return tried;
+    const paths = (base === '' ? [candidate] : [`${base}/${candidate}`, candidate]).map(normalise);
+    if (paths.every((p) => p === undefined)) return tried ?? { path: candidate, target: { kind: 'outside' } };
+    let missing: { path: string; target: MentionTarget } | undefined;
+    for (const path of paths) {
+      if (path === undefined) continue;
+      // `@.` is the whole repository (from its root): nothing to attach.
+      if (path === '') return tried;
+      const target = read(path);
+      if (target.kind !== 'missing') return { path, target };
+      // The path as the user meant it (from where they are) is the one said to be missing.
+      missing ??= { path, target };
+    }
+    tried = missing;
+    if (!/[.,;:!?)\]}'"`]$/.test(candidate)) return tried;
   }
   return tried;
 }

@@ -1,6 +1,7 @@
 // Session changes the user's working tree has not received yet: what the TUI says about them
 // after an answer, at start and on the way out. Plain text, no UI: the CLI prints the last one
 // after the TUI has gone.
+import { applyCommand } from './saved-patch.js';
 
 /** What to do with those changes when the user leaves the TUI. */
 export type QuitChoice = 'apply' | 'keep' | 'discard';
@@ -21,10 +22,10 @@ export function changesWaitLine(files: readonly string[]): string {
   return `${fileCount(files.length)} changed in this session ${verb} not in your working tree: /diff to review and apply.`;
 }
 
-/** Said when the user leaves with the changes kept: how to get them back. */
-export function keptMessage(files: readonly string[], patchFile?: string): string {
+/** Said when the user leaves with the changes kept: how to get them back (`folder`: a project in no repository). */
+export function keptMessage(files: readonly string[], patchFile?: string, folder = false): string {
   const verb = files.length === 1 ? 'is' : 'are';
-  const patch = patchFile ? ` Also saved as a patch: git apply --3way ${patchFile}` : '';
+  const patch = patchFile ? ` Also saved as a patch: ${applyCommand(patchFile, folder)}` : '';
   return (
     `${fileCount(files.length)} changed in this session ${verb} not in your working tree (kept: ${files.join(', ')}). ` +
     `Run infinity-code -c, then /diff to review and apply ${them(files.length)}.${patch}`

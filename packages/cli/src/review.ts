@@ -1,6 +1,7 @@
 import type { ReportReviewer, ThreadRecord } from '@infinity-code/runtime';
 import type { ApplyResult, OmittedFile, SandboxDiff } from '@infinity-code/sandbox';
 import { patchFiles, selectHunks, UnsafeChangeError } from '@infinity-code/sandbox/patches';
+import { fileCount } from './pending-changes.js';
 import type { ReviewedDiffs } from './reviewed-diffs.js';
 import type { ReviewDecision, ReviewDiff, ReviewFile } from './review-diff.js';
 import type { ThreadRecords } from './sandbox-map.js';
@@ -97,11 +98,24 @@ export function fileLines(files: readonly string[], max = NAMED_FILES_MAX): stri
   return lines.join('');
 }
 
-/** "Applied 2 file(s) to <target>: a.ts, b.ts.", then the conflicts if any. */
+/** "Applied 2 files to <target>: a.ts, b.ts.", then the conflicts if any. */
 export function describeApply(result: ApplyResult, target: string): string {
   if (result.files.length === 0) return `Nothing was applied to ${target}.`;
-  const base = `Applied ${result.files.length} file(s) to ${target}: ${nameFiles(result.files)}.`;
-  return result.clean ? base : `${base} Conflicts (left with markers): ${result.conflicts.join(', ')}.`;
+  return withConflicts(result, `Applied ${fileCount(result.files.length)} to ${target}: ${nameFiles(result.files)}.`);
+}
+
+/**
+ * What accepting a child's changes did, in the user's words: the thread that gets them (the
+ * main one, or the child's parent thread) holds them now, not yet the user's files.
+ */
+export function describeMerge(result: ApplyResult, into: 'main' | 'parent'): string {
+  const changes = into === 'main' ? "the main thread's changes" : "its parent thread's changes";
+  if (result.files.length === 0) return `Nothing was merged into ${changes}.`;
+  return withConflicts(result, `Accepted: ${fileCount(result.files.length)} merged into ${changes}: ${nameFiles(result.files)}.`);
+}
+
+function withConflicts(result: ApplyResult, said: string): string {
+  return result.clean ? said : `${said} Conflicts (left with markers): ${result.conflicts.join(', ')}.`;
 }
 
 /**
@@ -152,7 +166,8 @@ export function reportReview(sandboxes: ThreadSandboxes, threads: ThreadRecords,
       // The child goes on over a fresh sandbox: whatever is not merged now is gone.
       const chosen = reviewed.accepted(request.diff, now.diff, decision, { restDropped: true });
       const result = await settleChildDiff(sandboxes, child, chosen);
-      return { message: describeApply(result, 'the parent sandbox'), conflicts: result.conflicts };
+      const parent = await threads.threadRecord(child.parentId!);
+      return { message: describeMerge(result, parent?.parentId == null ? 'main' : 'parent'), conflicts: result.conflicts };
     },
   };
 }

@@ -5,16 +5,18 @@ import { timed, timingMark } from '@infinity-code/runtime';
 import { AgentSession } from './agent-session.js';
 import { pricingOf } from './config.js';
 import { formatDuration } from './duration.js';
-import { STOP_SIGNALS, type ExitCode, type StopSignal } from './exit-codes.js';
-import { newTally, tallyEvent, textPrinter, type HeadlessWriters } from './headless.js';
+import { STOP_SIGNALS, UserError, type ExitCode, type StopSignal } from './exit-codes.js';
+import { newTally, tallyEvent, textPrinter, type HeadlessWriters, type RunTally } from './headless.js';
 import { whenLoopDrains } from './loop-drain.js';
-import { buildResult, type Outcome } from './result.js';
+import { buildResult, failedResult, markResultPrinted, modelLimits, totalCost, type Outcome } from './result.js';
 import { mcpProgressLine } from './mcp-setup.js';
+import { PartialMessages } from './partial-messages.js';
+import { projectGitArgs } from './project.js';
 import { promptWorkspace } from './prompt-workspace.js';
 import { autoAcceptReviewer, fileLines } from './review.js';
 import type { NetworkSetting } from './sandbox-config.js';
-import { savePatch } from './saved-patch.js';
-import { setUpSession } from './session-setup.js';
+import { applyCommand, savePatch } from './saved-patch.js';
+import { setUpSession, type SessionExtras } from './session-setup.js';
 import { StreamJsonWriter, type ChangesInfo } from './stream-json.js';
 import { prepareTask } from './user-message.js';
 
@@ -22,12 +24,21 @@ export type OutputFormat = 'text' | 'json' | 'stream-json';
 
 export interface HeadlessOptions {
   task: string;
+  /**
+   * Further user messages (--input-format stream-json), each sent once the agent is done with the
+   * one before, until they end.
+   */
+  moreTurns?: AsyncIterable<string>;
   /** --model: an id or alias. */
   model?: string;
   /** --effort. */
   effort?: Effort;
   yes: boolean;
   outputFormat: OutputFormat;
+  /** --verbose: text output tells the run's progress on stderr. */
+  verbose?: boolean;
+  /** --include-partial-messages: stream-json has a stream_event line per piece of a reply as it streams. */
+  includePartialMessages?: boolean;
   continueLatest: boolean;
   resume?: string;
   maxTurns?: number;
@@ -37,8 +48,12 @@ export interface HeadlessOptions {
   network?: NetworkSetting;
   /** --unsandboxed: commands run even where the sandbox cannot confine them. */
   unsandboxed?: boolean;
-  /** --mcp-config files (MCP servers). */
+  /** --mcp-config files or JSON strings (MCP servers). */
   mcpConfig?: string[];
+  /** --strict-mcp-config: the --mcp-config servers only. */
+  strictMcpConfig?: boolean;
+  /** Claude Code's other flags (see SessionExtras). */
+  extras?: SessionExtras;
   cwd: string;
   env: NodeJS.ProcessEnv;
   writers: HeadlessWriters;
@@ -56,7 +71,35 @@ export interface HeadlessOptions {
  * otherwise it is saved as a patch and the exit code is 4.
  */
 export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
-  const started = performance.now();
+  const ctx: RunContext = { started: performance.now() };
+  try {
+    return await run(o, ctx);
+  } catch (err) {
+    // JSON output has its result on every exit path (Claude Code's too): a bad config, no key,
+    // a git failure. The CLI's handler still tells stderr, and exits with the error's code.
+    if (o.outputFormat !== 'text') {
+      const result = failedResult(err, { ...ctx, durationMs: performance.now() - ctx.started });
+      if (ctx.stream) ctx.stream.result(result);
+      else o.writers.out(`${JSON.stringify(o.outputFormat === 'stream-json' ? { ...result, timestamp: new Date().toISOString() } : result)}\n`);
+      markResultPrinted(err);
+    }
+    throw err;
+  }
+}
+
+/** What a run knows of itself so far, for the result of one an exception ends. */
+interface RunContext {
+  started: number;
+  sessionId?: string;
+  model?: string;
+  tally?: RunTally;
+  pricing?: ReturnType<typeof pricingOf>;
+  limits?: ReturnType<typeof modelLimits>;
+  stream?: StreamJsonWriter;
+}
+
+async function run(o: HeadlessOptions, ctx: RunContext): Promise<ExitCode> {
+  const { started } = ctx;
   const setup = setUpSession({
     cwd: o.cwd,
     env: o.env,
@@ -70,12 +113,19 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     ...(o.network !== undefined ? { network: o.network } : {}),
     unsandboxed: o.unsandboxed === true,
     ...(o.mcpConfig ? { mcpConfig: o.mcpConfig } : {}),
+    ...(o.strictMcpConfig ? { strictMcpConfig: true } : {}),
+    ...(o.extras ? { extras: o.extras } : {}),
   });
   const { root, model, session } = setup;
+  Object.assign(ctx, { sessionId: session.id, model, pricing: pricingOf(setup.config), limits: modelLimits(setup.config) });
   for (const warning of setup.mcpWarnings) o.writers.err(`infinity-code: ${warning}\n`);
+  // Working on a folder without a repository: said the first time in this folder only.
+  if (setup.folder?.notice) o.writers.err(`infinity-code: ${setup.folder.notice}\n`);
   // `/name args` runs a project command; `@path` attaches a file of the working tree (as the TUI does).
-  const task = prepareTask(o.task, promptWorkspace(root));
-  for (const line of [...task.warnings, ...task.notes]) o.writers.err(`infinity-code: ${line}\n`);
+  const workspace = promptWorkspace(root, projectGitArgs(setup), setup.cwd);
+  const task = prepareTask(o.task, workspace);
+  // Notes (a file attached) are progress; warnings (a command name mistyped) are for the user.
+  for (const line of [...task.warnings, ...(o.verbose ? task.notes : [])]) o.writers.err(`infinity-code: ${line}\n`);
 
   // The deadline counts from the start, opening the session included.
   const deadline = o.timeoutMs === undefined ? undefined : runDeadline(o.timeoutMs);
@@ -84,6 +134,8 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     reviewer: autoAcceptReviewer,
     // The task goes to the model at once; the sandboxes open while it answers.
     sandboxesAfterFirstRequest: true,
+    onModelFallback: (from, to, why) =>
+      o.writers.err(`infinity-code: ${why}: switched from ${from} to the fallback model ${to} (--fallback-model) for the rest of the session.\n`),
     onCommandRefused: () => {
       // Once: the model is told each time, and says what it could not do.
       if (refusalTold) return;
@@ -114,14 +166,30 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     }
   };
   const tally = newTally();
-  const print = o.outputFormat === 'text' ? textPrinter(o.writers, session.id) : undefined;
+  const print = o.outputFormat === 'text' ? textPrinter(o.writers, session.id, { verbose: o.verbose === true }) : undefined;
   const line = (obj: unknown) => o.writers.out(`${JSON.stringify(obj)}\n`);
   const stream = o.outputFormat === 'stream-json' ? new StreamJsonWriter(line, session.id) : undefined;
+  const partial = stream && o.includePartialMessages ? new PartialMessages((threadId, ev) => stream.streamEvent(threadId, ev), session.id) : undefined;
+  Object.assign(ctx, { tally, stream });
+  // --max-budget-usd: checked as each completion's cost comes in; reached, the run stops as on --timeout.
+  const budget = o.extras?.maxBudgetUsd === undefined ? undefined : { usd: o.extras.maxBudgetUsd, stop: new AbortController(), unpriced: false };
   agent.system.subscribe((e: RuntimeEvent) => {
     tallyEvent(tally, e, session.id);
+    partial?.event(e);
     print?.(e);
     stream?.event(e);
     if (e.threadId === session.id) prepareDiff(e);
+    if (budget && e.type === 'completion-finished' && !budget.stop.signal.aborted) {
+      const spent = totalCost(tally, ctx.pricing!);
+      if (spent !== null && spent >= budget.usd) budget.stop.abort();
+      if (spent === null && !budget.unpriced) {
+        budget.unpriced = true;
+        o.writers.err(
+          `infinity-code: --max-budget-usd can't be kept: ${e.model} has no price, so the run's cost is unknown. ` +
+            'Give it one in your config ("prices") for the budget to count.\n',
+        );
+      }
+    }
   });
   // The init line names the sandbox, which opens while the model reads the task: the task is sent
   // first and the stream holds its lines until init is out (awaited below, so a session that
@@ -132,10 +200,13 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
           model,
           cwd: root,
           tools: agent.system.toolNames,
-          permissionMode: o.yes ? 'acceptEdits' : 'default',
+          // As asked (plan, bypassPermissions), else what --yes amounts to.
+          permissionMode: o.extras?.permissionMode !== undefined && o.extras.permissionMode !== 'default' ? o.extras.permissionMode : o.yes ? 'acceptEdits' : 'default',
           sandbox,
           contained,
           mcpServers: (agent.mcp?.status() ?? []).map((m) => ({ name: m.name, status: m.state })),
+          slashCommands: workspace.commands().commands.map((c) => c.name),
+          apiKeySource: apiKeySource(o),
         }),
       )
     : undefined;
@@ -149,13 +220,50 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
   };
   agent.mcp?.onChange(mcpReport);
   for (const s of agent.mcp?.status() ?? []) if (s.state !== 'starting') mcpReport(s);
-  // Ctrl+C and the deadline stop the run the same way; only the result tells them apart.
-  const stop = deadline ? AbortSignal.any([o.signal, deadline.signal]) : o.signal;
+  // Ctrl+C, the deadline and the budget stop the run the same way; only the result tells them apart.
+  const limits = [deadline?.signal, budget?.stop.signal].filter((x) => x !== undefined);
+  const stop = limits.length > 0 ? AbortSignal.any([o.signal, ...limits]) : o.signal;
   const onAbort = () => agent.system.interruptAll();
   stop.addEventListener('abort', onAbort);
   let outcome: Outcome | undefined;
   let timedOut = false;
   const loop = whenLoopDrains();
+  /**
+   * Each user message of `turns` sent once the agent is quiescent again, until they end or a turn
+   * does not end quiescent. A stop (Ctrl+C, a limit) while waiting for the next one ends the wait.
+   */
+  const furtherTurns = async (turns: AsyncIterable<string>, first: Quiescence): Promise<Quiescence> => {
+    const it = turns[Symbol.asyncIterator]();
+    const stopped = new Promise<'stopped'>((resolve) => {
+      if (stop.aborted) resolve('stopped');
+      else stop.addEventListener('abort', () => resolve('stopped'), { once: true });
+    });
+    let end = first;
+    try {
+      for (;;) {
+        const next = await Promise.race([it.next(), stopped]);
+        if (next === 'stopped') {
+          void it.return?.();
+          return { kind: 'aborted' };
+        }
+        if (next.done) return end;
+        const turn = prepareTask(next.value, workspace);
+        for (const l of [...turn.warnings, ...(o.verbose ? turn.notes : [])]) o.writers.err(`infinity-code: ${l}\n`);
+        await agent.system.sendUserText(session.id, turn.message);
+        end = await agent.system.whenQuiescent({ signal: stop, stalled: loop.drained });
+        if (end.kind !== 'quiescent') {
+          void it.return?.();
+          return end;
+        }
+      }
+    } catch (err) {
+      // A line that is no user message: the run ends there, failed, with what the agent did so far.
+      if (!(err instanceof UserError)) throw err;
+      tally.errors.push({ kind: 'input', message: err.message });
+      o.writers.err(`infinity-code: ${err.message}\n`);
+      return end;
+    }
+  };
   try {
     // A conversation's tools are fixed at its first request (thinking is bound to them): its MCP
     // servers' tools go in with it, so the task waits for them to start or fail.
@@ -164,9 +272,20 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
     await streamInit;
     // Past the deadline while the session opened: the task is stored (for -c), and stopped at once.
     if (stop.aborted) onAbort();
-    const end = await agent.system.whenQuiescent({ signal: stop, stalled: loop.drained });
+    let end = await agent.system.whenQuiescent({ signal: stop, stalled: loop.drained });
+    // --input-format stream-json: the next user message once the agent is done with the one before.
+    if (o.moreTurns && end.kind === 'quiescent') end = await furtherTurns(o.moreTurns, end);
     timingMark('quiescent', () => end.kind);
-    timedOut = end.kind === 'aborted' && !o.signal.aborted;
+    const overBudget = end.kind === 'aborted' && !o.signal.aborted && budget?.stop.signal.aborted === true;
+    timedOut = end.kind === 'aborted' && !o.signal.aborted && !overBudget;
+    if (overBudget) {
+      const spent = totalCost(tally, ctx.pricing!) ?? 0;
+      const message =
+        `The run reached its budget (--max-budget-usd ${budget.usd}) at $${spent.toFixed(4)} and was stopped: every thread ` +
+        'and command ended, and its changes so far are kept. Continue with `infinity-code -c`.';
+      tally.errors.push({ kind: 'max_budget_usd', message });
+      if (o.outputFormat === 'text') o.writers.err(`Error: ${message}\n`);
+    }
     if (end.kind === 'stalled') {
       const message = stalledMessage(end);
       tally.errors.push({ kind: 'stalled', message });
@@ -178,20 +297,22 @@ export async function runHeadless(o: HeadlessOptions): Promise<ExitCode> {
       tally.errors.push({ kind: 'budget', message });
       if (o.outputFormat === 'text') o.writers.err(`Error: ${message}\n`);
     }
+    // As Claude Code's -p: the final answer alone on stdout, as soon as it is known.
+    if (o.outputFormat === 'text' && tally.answer.trim() !== '') o.writers.out(tally.answer.endsWith('\n') ? tally.answer : `${tally.answer}\n`);
     outcome = await finish(agent, root, o, { stalled: end.kind === 'stalled', unfinished: end.kind !== 'quiescent' });
   } finally {
     loop.dispose();
     deadline?.dispose();
     stop.removeEventListener('abort', onAbort);
     // Sandboxes are kept for the next run (-c) unless everything reached the working tree.
-    const settled = outcome !== undefined && !outcome.interrupted && !outcome.stalled && !timedOut &&
+    const settled = outcome !== undefined && !outcome.interrupted && !outcome.stalled && !timedOut && budget?.stop.signal.aborted !== true &&
       outcome.unreported.length === 0 && (outcome.applied || outcome.filesChanged.length === 0);
     const closing = performance.now();
     await agent.close({ keep: !settled && o.throwaway !== true });
     timed('close', closing);
   }
-  const result = buildResult(session.id, model, tally, outcome, pricingOf(setup.config), performance.now() - started);
-  if (o.outputFormat === 'text') report(o.writers, outcome);
+  const result = buildResult(session.id, model, tally, outcome, ctx.pricing!, performance.now() - started, ctx.limits);
+  if (o.outputFormat === 'text') report(o.writers, outcome, setup.folder !== undefined);
   else if (stream) {
     stream.changes(changesOf(outcome));
     stream.result(result);
@@ -210,6 +331,21 @@ async function finish(
   o: HeadlessOptions,
   { stalled, unfinished }: { stalled: boolean; unfinished: boolean },
 ): Promise<Outcome> {
+  // --permission-mode plan is read-only: what its commands changed in the sandbox is neither
+  // applied nor saved, nor reported as changes (no file tool could edit, no child could start).
+  if (o.extras?.permissionMode === 'plan') {
+    return {
+      interrupted: o.signal.aborted,
+      ...(o.signal.aborted && isStopSignal(o.signal.reason) ? { stoppedBy: o.signal.reason } : {}),
+      stalled,
+      filesChanged: [],
+      applied: false,
+      patchFile: null,
+      conflicts: [],
+      leftOut: [],
+      unreported: [],
+    };
+  }
   const unreported = await agent.unreported();
   const diffing = performance.now();
   const diff = await agent.rootDiff();
@@ -239,6 +375,12 @@ async function finish(
   }
   outcome.patchFile = savePatch(root, agent.rootId, diff.patchBytes, o.cwd);
   return outcome;
+}
+
+/** Claude Code's init `apiKeySource`: which of the environment's credentials the requests carry. */
+function apiKeySource(o: HeadlessOptions): string {
+  if (o.provider) return 'none';
+  return o.env.ANTHROPIC_API_KEY ? 'ANTHROPIC_API_KEY' : o.env.ANTHROPIC_AUTH_TOKEN ? 'ANTHROPIC_AUTH_TOKEN' : 'none';
 }
 
 function changesOf(o: Outcome): ChangesInfo {
@@ -280,7 +422,7 @@ function stalledMessage(end: Extract<Quiescence, { kind: 'stalled' }>): string {
   );
 }
 
-function report(w: HeadlessWriters, o: Outcome): void {
+function report(w: HeadlessWriters, o: Outcome, folder: boolean): void {
   if (o.interrupted) w.err('Interrupted. Continue later with `infinity-code -c`.\n');
   if (o.applied) {
     w.err(`Applied changes to ${o.filesChanged.length} file(s) in the working tree:\n`);
@@ -291,7 +433,7 @@ function report(w: HeadlessWriters, o: Outcome): void {
   } else if (o.patchFile) {
     w.err(
       `Changes to ${o.filesChanged.length} file(s) were not applied (run with --yes to apply them). ` +
-        `The patch is at ${o.patchFile}; apply it with \`git apply --3way ${o.patchFile}\`.` +
+        `The patch is at ${o.patchFile}; apply it with \`${applyCommand(o.patchFile, folder)}\`.` +
         (o.leftOut.length > 0 ? ' It leaves out the changes listed below, which --yes would not apply either.' : '') +
         '\n',
     );

@@ -67,6 +67,25 @@ describe('the environment in the system prompt', () => {
     expect(systems.at(-1)).toBe(told);
   });
 
+  it('a folder without a git repository: says so, with no git facts, and calls it the project folder', () => {
+    const text = environmentText({
+      date: '2026-12-07',
+      platform: 'Linux 6.1 (x64)',
+      shell: '/bin/sh',
+      root: '/r',
+      cwd: '',
+      git: { branch: undefined, changes: [], more: 0 },
+      folder: true,
+      network: 'off',
+      writable: [],
+      networkRerun: false,
+    });
+    expect(text).toContain('Commands run in /bin/sh, from the project folder: /r.');
+    expect(text).toContain('- Git: none. This folder is not a git repository (no branch, no history, no git status).');
+    expect(text).toContain('Commands can write only the folder (your sandbox');
+    expect(text).not.toMatch(/Git branch|not available|repository root/);
+  });
+
   it('says so when git has no branch to tell, and names the domains a proxied network reaches', () => {
     const text = environmentText({
       date: '2026-12-07',

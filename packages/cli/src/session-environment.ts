@@ -15,9 +15,13 @@ export interface EnvironmentFacts {
   /** Where the user started us, relative to the root ('' at the root). */
   cwd: string;
   git: RepoSummary;
+  /** The project is a folder in no git repository (then `git` says nothing). */
+  folder?: boolean;
   network: NetworkSetting;
   /** Extra writable places outside the repository (sandbox.writable). */
   writable: readonly string[];
+  /** Directories outside the repository the agent may read (--add-dir); absent in older records. */
+  readable?: readonly string[];
   /** A command that failed for lack of network may run again with it, if the user agrees (TUI). */
   networkRerun: boolean;
 }
@@ -25,8 +29,11 @@ export interface EnvironmentFacts {
 export interface GatherOptions {
   root: string;
   cwd: string;
+  /** A folder in no git repository: no git status to ask for. */
+  folder?: boolean;
   network: NetworkSetting;
   writable: readonly string[];
+  readable?: readonly string[];
   networkRerun: boolean;
   now?: Date;
 }
@@ -40,9 +47,11 @@ export async function gatherEnvironment(o: GatherOptions): Promise<EnvironmentFa
     shell: commandShell().name,
     root: o.root,
     cwd: rel.startsWith('..') || rel === '' ? '' : rel.split(sep).join('/'),
-    git: await repoSummary(o.root),
+    git: o.folder ? { branch: undefined, changes: [], more: 0 } : await repoSummary(o.root),
+    ...(o.folder ? { folder: true } : {}),
     network: o.network,
     writable: o.writable,
+    ...(o.readable && o.readable.length > 0 ? { readable: o.readable } : {}),
     networkRerun: o.networkRerun,
   };
 }
@@ -51,17 +60,25 @@ export async function gatherEnvironment(o: GatherOptions): Promise<EnvironmentFa
 export function environmentText(f: EnvironmentFacts): string {
   const lines = [
     `Environment, as of this session's start on ${f.date}:`,
-    `- Platform: ${f.platform}. Commands run in ${f.shell}, from the repository root: ${f.root}.`,
+    f.folder
+      ? `- Platform: ${f.platform}. Commands run in ${f.shell}, from the project folder: ${f.root}.`
+      : `- Platform: ${f.platform}. Commands run in ${f.shell}, from the repository root: ${f.root}.`,
   ];
   if (f.cwd !== '') lines.push(`- The user started Infinity Code in ${f.cwd}/ (paths stay relative to the repository root).`);
-  if (f.git.branch === undefined) lines.push('- Git: not available for this directory.');
+  if (f.folder) lines.push('- Git: none. This folder is not a git repository (no branch, no history, no git status).');
+  else if (f.git.branch === undefined) lines.push('- Git: not available for this directory.');
   else {
     const changes = f.git.changes.length === 0 ? ' Working tree clean.' : ' Uncommitted changes (git status --short):';
     lines.push(`- Git branch: ${f.git.branch}.${changes}`);
     for (const c of f.git.changes) lines.push(`    ${c}`);
     if (f.git.more > 0) lines.push(`    ... and ${f.git.more} more`);
   }
-  lines.push(`- Sandbox: ${networkText(f)} Commands can write only the repository (your sandbox's copy of it), a private /tmp${f.writable.length > 0 ? `, and ${f.writable.join(', ')}` : ''}. The home directory is hidden, but for toolchain caches (read-only).`);
+  lines.push(`- Sandbox: ${networkText(f)} Commands can write only the ${f.folder ? 'folder' : 'repository'} (your sandbox's copy of it), a private /tmp${f.writable.length > 0 ? `, and ${f.writable.join(', ')}` : ''}. The home directory is hidden, but for toolchain caches (read-only).`);
+  if (f.readable && f.readable.length > 0) {
+    lines.push(
+      `- Also readable, outside the repository (read-only: read_file, grep and list_files take absolute paths there, and commands see them): ${f.readable.join(', ')}.`,
+    );
+  }
   return lines.join('\n');
 }
 

@@ -2,17 +2,20 @@
 // model calls, and which session to run. Cheap and synchronous (the TUI does it before its first
 // frame): nothing here loads the runtime, SQLite or the sandboxes; AgentSession.open does.
 import { join } from 'node:path';
+import { takeFolderNotice } from '@infinity-code/sandbox/repo-problems';
 import type { ModelProvider, RetryPolicy } from '@infinity-code/runtime';
-import type { Effort } from '@infinity-code/runtime/models';
+import { resolveModelId, retirement, type Effort } from '@infinity-code/runtime/models';
 import { loadConfig, retryFromEnv, type Config } from './config.js';
 import { chooseEffort } from './effort.js';
 import { chooseModel } from './model-choice.js';
-import { requireGitRoot } from './project.js';
+import { EXIT, UserError } from './exit-codes.js';
+import { projectGitArgs, requireProject, type Project } from './project.js';
 import { anthropicEnv, type AnthropicCredentials } from './provider-env.js';
 import { sessionInstructions, type ProjectInstructions } from './instructions.js';
 import { mcpSessionOptions, type McpSessionOptions } from './mcp-setup.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { SessionRegistry, type SessionInfo } from './sessions.js';
+import { toolPermissions } from './tool-permissions.js';
 
 export interface SessionRequest {
   cwd: string;
@@ -35,8 +38,10 @@ export interface SessionRequest {
   network?: NetworkSetting;
   /** --unsandboxed: commands run where the sandbox cannot confine them. */
   unsandboxed?: boolean;
-  /** --mcp-config files (MCP servers, `.mcp.json` format). */
+  /** --mcp-config files or JSON strings (MCP servers, `.mcp.json` format). */
   mcpConfig?: readonly string[];
+  /** --strict-mcp-config: the --mcp-config servers only (not .mcp.json's, nor the configs'). */
+  strictMcpConfig?: boolean;
   /** What Claude Code's flags ask of tools and the prompt (see SessionExtras). */
   extras?: SessionExtras;
 }
@@ -68,8 +73,13 @@ export interface SessionExtras {
 
 /** Everything a session is opened with (see AgentSession.open), the same for both front ends. */
 export interface SessionSetup {
-  /** The repository's root. */
+  /** The repository's root (or the folder's, see `folder`). */
   root: string;
+  /**
+   * Set when the project is a folder in no git repository (see Project.folder), with what the
+   * user is told about that the first time in this folder (`notice`, once per folder).
+   */
+  folder?: NonNullable<Project['folder']> & { notice?: string };
   /** Where the user started us (the root or a directory under it). */
   cwd: string;
   config: Config;
@@ -106,7 +116,8 @@ export interface SessionSetup {
  * picks the session: -r's, -c's, or a new one. Throws UserError with what to do.
  */
 export function setUpSession(o: SessionRequest): SessionSetup {
-  const root = requireGitRoot(o.cwd);
+  const project = requireProject(o.cwd, o.env);
+  const { root } = project;
   const config = loadConfig({ env: o.env, projectRoot: root });
   const retry = retryFromEnv(o.env);
   const model = chooseModel({ ...(o.model !== undefined ? { flag: o.model } : {}), env: o.env, config: config.model });
@@ -118,10 +129,13 @@ export function setUpSession(o: SessionRequest): SessionSetup {
   });
   const provider = o.provider ? { provider: o.provider } : { credentials: anthropicEnv(o.env) };
   const registry = new SessionRegistry(join(root, '.infinity'));
+  const extras = checkedExtras(o.extras ?? {}, model, registry);
+  // A malformed --allowedTools or --disallowedTools rule is a usage error before anything starts.
+  toolPermissions(extras, { root, cwd: o.cwd });
   // A new session unless -c or -r names one; that one must not be running in another process.
   const earlier = o.resume ? registry.find(o.resume) : o.continueLatest ? registry.latest() : undefined;
-  const session = earlier ? registry.claim(earlier) : registry.create(o.title);
-  const kept = sessionInstructions(root, session.instructions);
+  const session = earlier ? registry.claim(earlier) : registry.create(o.title, undefined, extras.sessionId);
+  const kept = sessionInstructions(root, session.instructions, projectGitArgs(project));
   registry.touch(session.id, kept.id);
   // A wrong --mcp-config file is an error now; a wrong .mcp.json entry a warning.
   const mcpWarnings: string[] = [];
@@ -131,10 +145,14 @@ export function setUpSession(o: SessionRequest): SessionSetup {
     env: o.env,
     config,
     files: o.mcpConfig ?? [],
+    strict: o.strictMcpConfig === true,
     warn: (message) => mcpWarnings.push(message),
   });
+  // Last: told only once everything above held (the run goes on to say it).
+  const notice = project.folder ? takeFolderNotice(project.folder.stateDir, root) : undefined;
   return {
     root,
+    ...(project.folder ? { folder: { ...project.folder, ...(notice !== undefined ? { notice } : {}) } } : {}),
     cwd: o.cwd,
     config,
     model,
@@ -149,6 +167,30 @@ export function setUpSession(o: SessionRequest): SessionSetup {
     unsandboxed: o.unsandboxed === true,
     ...(mcp ? { mcp } : {}),
     mcpWarnings,
-    extras: o.extras ?? {},
+    extras,
   };
+}
+
+/**
+ * Claude Code's flags checked against the project: --session-id names no session it has yet;
+ * --fallback-model resolved like --model (an alias to its id, a retired model refused) and
+ * another model than the session's.
+ */
+function checkedExtras(extras: SessionExtras, model: string, registry: SessionRegistry): SessionExtras {
+  if (extras.sessionId !== undefined && registry.get(extras.sessionId)) {
+    throw new UserError(
+      `--session-id ${extras.sessionId}: this project has a session with that id already. Continue it with -r ${extras.sessionId}, or choose another id.`,
+      EXIT.usage,
+    );
+  }
+  if (extras.fallbackModel === undefined) return extras;
+  const gone = retirement(extras.fallbackModel);
+  if (gone) {
+    throw new UserError(`--fallback-model ${extras.fallbackModel} names a model retired on ${gone.retired}: requests to it fail. Its replacement is ${gone.replacement}.`, EXIT.config);
+  }
+  const fallbackModel = resolveModelId(extras.fallbackModel);
+  if (fallbackModel === model) {
+    throw new UserError(`--fallback-model ${extras.fallbackModel} is the session's model (${model}) already: choose another model to fall back to.`, EXIT.usage);
+  }
+  return { ...extras, fallbackModel };
 }

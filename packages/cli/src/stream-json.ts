@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { McpServerStatus } from '@infinity-code/mcp';
 import type { ContentBlock, RuntimeEvent, Usage } from '@infinity-code/runtime';
-import { ZERO_USAGE } from '@infinity-code/runtime';
+import { resultText, ZERO_USAGE } from '@infinity-code/runtime';
 import type { RunResult } from './result.js';
 
 /**
@@ -9,19 +10,24 @@ import type { RunResult } from './result.js';
  * `assistant` messages (one per model reply, Messages API content) and `user` messages (tool
  * results), and `result` last. What Claude Code has no shape for comes as further types (`thread`,
  * `event`, `retry`, `error`, `changes`, `mcp_server`), each with the `thread_id` it concerns. Every line carries
- * `session_id`; a child thread's messages carry `parent_tool_use_id`, the `spawn_thread` call that
- * started it (as Claude Code does for subagents). The schema is docs/stream-json.schema.json.
+ * `session_id`, a `uuid` of its own and a `timestamp` (when what it tells happened); a child
+ * thread's messages carry `parent_tool_use_id`, the `spawn_thread` call that started it (as Claude
+ * Code does for subagents). The schema is docs/stream-json.schema.json.
  */
 export interface InitInfo {
   model: string;
   cwd: string;
   tools: string[];
   /** `acceptEdits` with --yes (every diff accepted inside the sandbox), `default` otherwise. */
-  permissionMode: 'acceptEdits' | 'default';
+  permissionMode: 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan';
   sandbox: string;
   contained: boolean;
   /** The session's MCP servers and their state when the run starts (their tools follow as they are ready). */
   mcpServers?: Array<{ name: string; status: string }>;
+  /** The project commands a task may start with (`/name args`), without their slash, as Claude Code lists them. */
+  slashCommands?: string[];
+  /** Where the credentials come from: the environment variable, or `none` (the demo's scripted model). */
+  apiKeySource?: string;
 }
 
 export interface ChangesInfo {
@@ -59,27 +65,34 @@ export class StreamJsonWriter {
     private readonly sessionId: string,
   ) {}
 
+  /** Stamped when what it tells happens, even if it is held until init. */
   private line(obj: object): void {
-    if (this.held) this.held.push(obj);
-    else this.write(obj);
+    const stamped = stamp(obj);
+    if (this.held) this.held.push(stamped);
+    else this.write(stamped);
   }
 
   init(info: InitInfo): void {
     const held = this.held ?? [];
     this.held = undefined;
-    this.write({
-      type: 'system',
-      subtype: 'init',
-      session_id: this.sessionId,
-      thread_id: this.sessionId,
-      model: info.model,
-      cwd: info.cwd,
-      tools: info.tools,
-      mcp_servers: info.mcpServers ?? [],
-      permissionMode: info.permissionMode,
-      sandbox: info.sandbox,
-      contained: info.contained,
-    });
+    this.write(
+      stamp({
+        type: 'system',
+        subtype: 'init',
+        cwd: info.cwd,
+        session_id: this.sessionId,
+        tools: info.tools,
+        mcp_servers: info.mcpServers ?? [],
+        model: info.model,
+        permissionMode: info.permissionMode,
+        slash_commands: info.slashCommands ?? [],
+        apiKeySource: info.apiKeySource ?? 'none',
+        output_style: 'default',
+        thread_id: this.sessionId,
+        sandbox: info.sandbox,
+        contained: info.contained,
+      }),
+    );
     for (const obj of held) this.write(obj);
   }
 
@@ -103,7 +116,8 @@ export class StreamJsonWriter {
       case 'completion-finished': {
         const r = this.replies.get(e.threadId);
         if (r) {
-          Object.assign(r, { usage: e.usage, finished: true });
+          // The model that answered: a retry may have gone to the fallback (--fallback-model).
+          Object.assign(r, { usage: e.usage, finished: true, model: e.model });
           if (e.content) r.content = e.content;
           if (e.stopReason !== undefined) r.stopReason = e.stopReason;
         }
@@ -123,7 +137,8 @@ export class StreamJsonWriter {
           type: 'user',
           message: {
             role: 'user',
-            content: [{ type: 'tool_result', tool_use_id: e.toolUseId, content: e.content, is_error: e.isError }],
+            // A string, as Claude Code's (an image shows as a placeholder naming its type).
+            content: [{ type: 'tool_result', tool_use_id: e.toolUseId, content: resultText(e.content), is_error: e.isError }],
           },
           ...this.origin(e.threadId),
         });
@@ -176,12 +191,27 @@ export class StreamJsonWriter {
     });
   }
 
+  /**
+   * --include-partial-messages: a Messages API stream event of a reply being written, in Claude
+   * Code's `stream_event` line (see partial-messages.ts).
+   */
+  streamEvent(threadId: string, event: object): void {
+    this.line({ type: 'stream_event', event, ...this.origin(threadId) });
+  }
+
   /** What reached the working tree (or the saved patch), just before the result. */
   changes(c: ChangesInfo): void {
     this.line({ type: 'changes', session_id: this.sessionId, thread_id: this.sessionId, ...c });
   }
 
+  /**
+   * The last line. A run that failed before the init line has none: what was held comes out
+   * anyway, then the result, so that a reader still gets the result last.
+   */
   result(r: RunResult): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const obj of held) this.write(obj);
     this.line(r);
   }
 
@@ -213,4 +243,9 @@ export class StreamJsonWriter {
   private origin(threadId: string): { parent_tool_use_id: string | null; session_id: string; thread_id: string } {
     return { parent_tool_use_id: this.spawnedBy.get(threadId) ?? null, session_id: this.sessionId, thread_id: threadId };
   }
+}
+
+/** Claude Code's per-line identity: a fresh uuid (a result brings its own) and the time. */
+function stamp(obj: object): object {
+  return { ...obj, uuid: (obj as { uuid?: string }).uuid ?? randomUUID(), timestamp: new Date().toISOString() };
 }

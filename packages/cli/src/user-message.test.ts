@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { promptWorkspace } from './prompt-workspace.js';
+import { promptCompleter } from './tui/prompt-completion.js';
 import { prepareTask } from './user-message.js';
 
 const dirs: string[] = [];
@@ -64,6 +65,43 @@ describe('the prompt workspace over a real repository', () => {
       notes: ['not attached: img.bin (a binary file (3 B))'],
       warnings: [],
     });
+  });
+});
+
+describe('@ paths from the directory the user works in', () => {
+  const tree = { 'README.md': 'root readme\n', 'pkg/README.md': 'pkg readme\n', 'pkg/src/a.ts': 'export const a = 1;\n', 'docs/guide.md': 'guide\n' };
+
+  it('reads a path from the current directory first, then from the root; `..` may climb to the root', () => {
+    const root = gitRepo(tree);
+    const ws = promptWorkspace(root, [], join(root, 'pkg'));
+    expect(ws.base).toBe('pkg');
+    const r = prepareTask('see @src/a.ts, @README.md, @docs/guide.md and @../README.md', ws);
+    expect(r.notes).toEqual([
+      'attached pkg/src/a.ts (1 line)',
+      'attached pkg/README.md (1 line)',
+      'attached docs/guide.md (1 line)',
+      'attached README.md (1 line)',
+    ]);
+    expect(r.message).toContain('<attached-file path="pkg/src/a.ts" lines="1">\nexport const a = 1;\n</attached-file>');
+    // Missing from both: named as the user meant it, from where they are.
+    expect(prepareTask('open @src/mian.ts', ws).notes).toEqual(['not attached: pkg/src/mian.ts (no such file or directory)']);
+    // Out of the repository, whichever way.
+    expect(prepareTask('read @../../etc/passwd', ws).notes).toEqual(['not attached: ../../etc/passwd (outside the repository)']);
+  });
+
+  it('Tab completes a path from there too, and from the root when nothing there matches', () => {
+    const root = gitRepo(tree);
+    const complete = promptCompleter(promptWorkspace(root, [], join(root, 'pkg')));
+    expect(complete('see @sr', 7).value).toBe('see @src/');
+    expect(complete('see @src/', 9).value).toBe('see @src/a.ts ');
+    expect(complete('see @doc', 8).value).toBe('see @docs/');
+  });
+
+  it('at the root, paths are the root\'s as before', () => {
+    const root = gitRepo(tree);
+    const ws = promptWorkspace(root, [], root);
+    expect(ws.base).toBe('');
+    expect(prepareTask('see @README.md and @pkg/src/a.ts', ws).notes).toEqual(['attached README.md (1 line)', 'attached pkg/src/a.ts (1 line)']);
   });
 });
 

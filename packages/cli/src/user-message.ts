@@ -11,9 +11,9 @@ export interface PreparedMessage {
   notes: string[];
 }
 
-/** The files `text` mentions, attached. */
-export function withAttachments(text: string, workspace: Pick<PromptWorkspace, 'read'>): PreparedMessage {
-  const r = attachMentions(text, (path) => workspace.read(path));
+/** The files `text` mentions, attached (paths from the directory the user works in first). */
+export function withAttachments(text: string, workspace: Pick<PromptWorkspace, 'read' | 'base'>): PreparedMessage {
+  const r = attachMentions(text, (path) => workspace.read(path), undefined, workspace.base);
   return { message: r.message, notes: attachmentNotes(r) };
 }
 
@@ -22,7 +22,7 @@ export function withAttachments(text: string, workspace: Pick<PromptWorkspace, '
  * text, `/etc/hosts` or a name no command has included, is sent as written (headless has no
  * built-in commands); `warnings` then say why a name the user may have meant isn't a command.
  */
-export function prepareTask(task: string, workspace: Pick<PromptWorkspace, 'read' | 'commands'>): PreparedMessage & { warnings: string[] } {
+export function prepareTask(task: string, workspace: Pick<PromptWorkspace, 'read' | 'commands' | 'base'>): PreparedMessage & { warnings: string[] } {
   const name = /^\/([A-Za-z0-9_][\w.:-]*)(?:\s|$)/.exec(task.trim())?.[1];
   if (name === undefined) return { ...withAttachments(task, workspace), warnings: [] };
   const project = workspace.commands();

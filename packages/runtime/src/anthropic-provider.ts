@@ -1,13 +1,14 @@
 import { setFlagsFromString } from 'node:v8';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { APIError } from '@anthropic-ai/sdk';
+import type { Middleware } from '@anthropic-ai/sdk/core/middleware';
 import { EPHEMERAL, markedMessages, withMessageBreakpoints } from './cache-breakpoints.js';
 import { connectFailure, unreachableMessage } from './connect-failure.js';
 import { ModelError } from './errors.js';
 import { mark, timed } from './timing.js';
 import type { HistoryMessage } from './messages.js';
 import { modelInfo } from './models.js';
-import type { CompletionRequest, ModelProvider, StreamEvent } from './provider.js';
+import type { CompletionRequest, ModelProvider, StreamEvent, StreamWatch } from './provider.js';
 import { clip, TurnReader } from './reply-reader.js';
 import type { ToolDefinition } from './tool.js';
 
@@ -112,12 +113,14 @@ export class AnthropicProvider implements ModelProvider {
    * rather than failing at every request, and asks so from then on (the blocks stay in its
    * history). Its threads share the system prompt, which names the session.
    */
-  async #send(sdk: Sdk, request: CompletionRequest, signal: AbortSignal): Promise<AsyncIterable<Anthropic.RawMessageStreamEvent>> {
+  async #send(sdk: Sdk, request: CompletionRequest, signal: AbortSignal, watch?: StreamWatch): Promise<AsyncIterable<Anthropic.RawMessageStreamEvent>> {
     const params = toParams(request, this.#caching);
-    const dropping = () => sdk.messages.create(withDroppedMismatches(params), { signal, headers: { 'anthropic-beta': BETA_BINDING_CONTROLS } });
+    const middleware = watch ? [watchedBody(watch)] : [];
+    const dropping = () =>
+      sdk.messages.create(withDroppedMismatches(params), { signal, middleware, headers: { 'anthropic-beta': BETA_BINDING_CONTROLS } });
     if (this.#dropping.has(request.system)) return dropping();
     try {
-      return await sdk.messages.create(params, { signal });
+      return await sdk.messages.create(params, { signal, middleware });
     } catch (err) {
       if (!(err instanceof sdk.mod.APIError && isBindingMismatch(err))) throw err;
       mark('thinking-dropped', () => clip(typeof err.apiMessage === 'string' ? err.apiMessage : ''));
@@ -127,7 +130,7 @@ export class AnthropicProvider implements ModelProvider {
     }
   }
 
-  async *stream(request: CompletionRequest, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+  async *stream(request: CompletionRequest, signal: AbortSignal, watch?: StreamWatch): AsyncGenerator<StreamEvent> {
     signal.throwIfAborted();
     // One controller for both the caller's cancel and our idle timer, so either stops the body read.
     const ctrl = new AbortController();
@@ -158,7 +161,7 @@ export class AnthropicProvider implements ModelProvider {
     try {
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
-        events = await this.#send(sdk, request, ctrl.signal);
+        events = await this.#send(sdk, request, ctrl.signal, watch);
         this.#reached = true;
       } catch (err) {
         if (err instanceof sdk.mod.APIError && err.status !== undefined) this.#reached = true;
@@ -269,6 +272,28 @@ function announcedFetch(onRequest: () => void): typeof fetch {
     const response = fetch(input, init);
     onRequest();
     return response;
+  };
+}
+
+/**
+ * Tells `watch` of the response and of every chunk of its body as it is read: the SDK drops
+ * keep-alive pings before its events, and a tool call's input yields nothing until it is whole,
+ * so the events alone would take a model thinking or writing a long file for a silent stream.
+ */
+function watchedBody(watch: StreamWatch): Middleware {
+  return async (request, next) => {
+    const response = await next(request);
+    watch.onData();
+    if (!response.body) return response;
+    const counted = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, out) {
+          watch.onData();
+          out.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(counted, response);
   };
 }
 

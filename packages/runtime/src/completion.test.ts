@@ -35,7 +35,7 @@ describe('runCompletion', () => {
     expect(provider.attempts).toBe(2);
     expect(retries).toHaveLength(1);
     expect(retries[0].error.kind).toBe('timeout');
-    expect(retries[0].error.message).toBe('The model API went silent (no data for 40 ms).');
+    expect(retries[0].error.message).toBe('The model API stream stalled: nothing arrived for 40 ms.');
     expect(retries[0].error.message).not.toMatch(/retrying/i);
   });
 
@@ -75,5 +75,72 @@ describe('runCompletion', () => {
     const none = await run(slow, { ...policy, baseDelayMs: 40, unreachableBudgetMs: 1 });
     expect(none.delays).toEqual([]);
     expect(slow.attempts).toBe(1);
+  });
+
+  it('a retry goes to the model the host switched to: at once when it switched on the failure, after the wait otherwise', async () => {
+    // Overloaded for "m", whole replies for the others: the host's fallback is what answers.
+    const provider = {
+      name: 'overloaded-m',
+      seen: [] as Array<{ model: string; maxTokens: number }>,
+      async *stream(r: CompletionRequest): AsyncGenerator<StreamEvent> {
+        this.seen.push({ model: r.model, maxTokens: r.maxTokens });
+        if (r.model === 'm') throw new ModelError('overloaded', 'overloaded', { status: 529 });
+        yield { type: 'text', text: `from ${r.model}` };
+        yield { type: 'done', stopReason: 'end_turn', usage };
+      },
+    };
+    const policy = { ...DEFAULT_RETRY, baseDelayMs: 1, maxDelayMs: 2 };
+    let model = 'm';
+    const delays: number[] = [];
+    const hooks = {
+      onText: () => undefined,
+      onRetry: ({ delayMs }: { delayMs: number }) => delays.push(delayMs),
+      retryRequest: (failed: CompletionRequest) => (failed.model === model ? failed : { ...failed, model, maxTokens: 5 }),
+    };
+    // Switched as the failure is seen (a provider wrapper does): no wait.
+    const switching: ModelProvider = {
+      name: 'switching',
+      async *stream(r, signal) {
+        try {
+          yield* provider.stream(r);
+        } catch (err) {
+          if (!signal.aborted) model = 'fallback';
+          throw err;
+        }
+      },
+    };
+    const out = await runCompletion(switching, request, policy, new AbortController().signal, hooks);
+    expect(out).toMatchObject({ cancelled: false, model: 'fallback', content: [{ type: 'text', text: 'from fallback' }] });
+    expect(provider.seen).toEqual([
+      { model: 'm', maxTokens: 10 },
+      { model: 'fallback', maxTokens: 5 },
+    ]);
+    expect(delays).toEqual([0]);
+
+    // Switched by an observer of the retry (during the wait): the retry after the wait goes there.
+    provider.seen.length = 0;
+    delays.length = 0;
+    model = 'm';
+    const later = await runCompletion(provider, request, policy, new AbortController().signal, {
+      ...hooks,
+      onRetry: (info) => {
+        hooks.onRetry(info);
+        model = 'other';
+      },
+    });
+    expect(later.model).toBe('other');
+    expect(provider.seen.map((s) => s.model)).toEqual(['m', 'other']);
+    expect(delays).toHaveLength(1);
+    expect(delays[0]).toBeGreaterThan(0);
+
+    // Nobody switches: the same model, retried until the budget is spent.
+    provider.seen.length = 0;
+    model = 'm';
+    const err = await runCompletion(provider, request, { ...policy, maxRetries: 2 }, new AbortController().signal, hooks).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ kind: 'overloaded' });
+    expect(provider.seen.map((s) => s.model)).toEqual(['m', 'm', 'm']);
   });
 });

@@ -9,10 +9,23 @@ export interface RetryPolicy {
   maxRetries: number;
   baseDelayMs: number;
   maxDelayMs: number;
-  /** No first event within this time: the attempt is abandoned and retried. */
+  /**
+   * Nothing at all from the API (no response, no byte of one) this long after the request: the
+   * attempt is abandoned as a stalled stream and retried (see stallRetries).
+   */
   initTimeoutMs: number;
-  /** No event for this long mid-stream: the attempt is abandoned and retried. */
+  /**
+   * Nothing at all from the API for this long once it answered: the stream stalled, and the
+   * attempt is abandoned and retried. Anything counts, keep-alive pings included: a model that
+   * thinks for minutes still sends them, so only a dead connection or a hung API goes this quiet.
+   */
   stallTimeoutMs: number;
+  /**
+   * Stalled attempts retried per completion, at most, whatever maxRetries allows: each costs a
+   * whole timeout of waiting, and an API that hangs once mostly hangs again, so the user hears
+   * a clear failure within a minute rather than after many silent minutes.
+   */
+  stallRetries: number;
   /**
    * Retries of an 'unreachable' error (an API never reached: refused, unresolvable, TLS failed),
    * a quarter of the base delay doubling each time: a server that is still starting gets a
@@ -27,8 +40,9 @@ export const DEFAULT_RETRY: RetryPolicy = {
   maxRetries: 8,
   baseDelayMs: 1_000,
   maxDelayMs: 30_000,
-  initTimeoutMs: 60_000,
-  stallTimeoutMs: 120_000,
+  initTimeoutMs: 30_000,
+  stallTimeoutMs: 30_000,
+  stallRetries: 1,
   // 0.25 s, 0.5 s and 1 s apart: under 2 s in all when each attempt fails at once (a refused
   // connection); when each is slow (a DNS lookup timing out), the budget stops them sooner.
   unreachableRetries: 3,
@@ -54,6 +68,8 @@ export interface CompletionOutcome {
   usage: Usage;
   stopReason: string | null;
   stopDetails?: StopDetails;
+  /** The model that gave the reply: a retry may have gone to another (see CompletionHooks.retryRequest). */
+  model: string;
 }
 
 export interface CompletionHooks {
@@ -63,7 +79,25 @@ export interface CompletionHooks {
   /** The model began writing a tool call (its input still streams; the call may yet fail to parse). */
   onToolStart?(call: { id: string; name: string }): void;
   onRetry(info: { attempt: number; delayMs: number; error: ModelError }): void;
+  /**
+   * The request a retry sends, from the one that failed: a model switched meanwhile (a fallback
+   * taken when the model is overloaded) applies from the next attempt. Unset: the same request.
+   * Another model may answer what this one could not, so a failure is then retried at once,
+   * whatever it was.
+   */
+  retryRequest?(failed: CompletionRequest): CompletionRequest;
+  /**
+   * The API has sent nothing since `since` (epoch ms) for SILENCE_NOTICE_MS (or half the
+   * timeout, if shorter); null once something arrives again or the attempt ends. For displays.
+   */
+  onSilence?(since: number | null): void;
 }
+
+/** How long the stream may be quiet before a display hears of it (see CompletionHooks.onSilence). */
+export const SILENCE_NOTICE_MS = 5_000;
+
+/** Stalled-stream errors, told apart from the other timeouts for their own retry budget. */
+const stalls = new WeakSet<ModelError>();
 
 /**
  * Step 4 of a slice: stream one completion. Text is buffered here and only returned whole; on a
@@ -79,16 +113,24 @@ export async function runCompletion(
 ): Promise<CompletionOutcome> {
   const started = Date.now();
   let unreachable = 0;
+  let stalled = 0;
+  let current = request;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await attemptOnce(provider, request, policy, signal, hooks);
+      return { ...(await attemptOnce(provider, current, policy, signal, hooks)), model: current.model };
     } catch (err) {
-      if (signal.aborted) return cancelledOutcome([]);
+      if (signal.aborted) return { ...cancelledOutcome([]), model: current.model };
       const error = toModelError(err);
+      const next = hooks.retryRequest?.(current);
+      if (next !== undefined && next.model !== current.model && attempt <= policy.maxRetries) {
+        current = next;
+        hooks.onRetry({ attempt: attempt + 1, delayMs: 0, error });
+        continue;
+      }
       const delayMs =
         error.kind === 'unreachable'
           ? quickDelay(policy, unreachable++, Date.now() - started)
-          : error.retryable && attempt < policy.maxRetries
+          : error.retryable && attempt < policy.maxRetries && !(stalls.has(error) && stalled++ >= policy.stallRetries)
             ? backoff(policy, attempt, error)
             : undefined;
       if (delayMs === undefined) throw error;
@@ -96,8 +138,10 @@ export async function runCompletion(
       try {
         await sleep(delayMs, undefined, { signal });
       } catch {
-        return cancelledOutcome([]);
+        return { ...cancelledOutcome([]), model: current.model };
       }
+      // A model switched while this one waited (its overload made the host fall back) answers the retry.
+      current = hooks.retryRequest?.(current) ?? current;
     }
   }
 }
@@ -108,32 +152,53 @@ async function attemptOnce(
   policy: RetryPolicy,
   outer: AbortSignal,
   hooks: CompletionHooks,
-): Promise<CompletionOutcome> {
+): Promise<Omit<CompletionOutcome, 'model'>> {
   const attempt = new AbortController();
   const onOuterAbort = () => attempt.abort(outer.reason);
   outer.addEventListener('abort', onOuterAbort, { once: true });
-  // One watchdog per running attempt (not per event): it re-arms itself while events flow.
-  let events = 0;
-  let seen = -1;
+  // Liveness is anything from the API: the provider's events and, where it can see them, the
+  // bytes under them (pings, a tool call's input as it streams). One timer per running attempt,
+  // not one per chunk: it looks at when data last came, and sets itself for the next deadline.
+  let last = Date.now();
+  let heard = false;
+  let silentSaid = false;
   let timedOut = false;
-  const watchdog = (ms: number): NodeJS.Timeout =>
-    setTimeout(() => {
-      if (events !== seen) {
-        seen = events;
-        timer = watchdog(policy.stallTimeoutMs);
-        return;
-      }
+  const limit = (): number => (heard ? policy.stallTimeoutMs : policy.initTimeoutMs);
+  const notice = (): number => Math.min(SILENCE_NOTICE_MS, limit() / 2);
+  let timer: NodeJS.Timeout;
+  const alive = (): void => {
+    last = Date.now();
+    if (!heard) {
+      // The API answered: the stall timeout applies from now on, and may be the shorter.
+      heard = true;
+      clearTimeout(timer);
+      timer = setTimeout(watch, notice());
+    }
+    if (silentSaid) {
+      silentSaid = false;
+      hooks.onSilence?.(null);
+    }
+  };
+  const watch = (): void => {
+    const silent = Date.now() - last;
+    if (silent >= limit()) {
       timedOut = true;
       attempt.abort();
-    }, ms);
-  let timer = watchdog(policy.initTimeoutMs);
-  seen = 0;
+      return;
+    }
+    if (silent >= notice() && !silentSaid) {
+      silentSaid = true;
+      hooks.onSilence?.(last);
+    }
+    timer = setTimeout(watch, (silentSaid ? limit() : notice()) - silent);
+  };
+  timer = setTimeout(watch, notice());
 
   const reply = new ReplyContent();
   const toolCalls: CompletionToolCall[] = [];
   try {
-    for await (const ev of provider.stream(request, attempt.signal)) {
-      events++;
+    for await (const ev of provider.stream(request, attempt.signal, { onData: alive })) {
+      alive();
       switch (ev.type) {
         case 'text':
           if (ev.text === '') break;
@@ -172,12 +237,20 @@ async function attemptOnce(
     if (outer.aborted) return cancelledOutcome(reply.content().filter((b) => b.type !== 'tool_use'));
     if (timedOut) {
       // Said once, by whoever reports the retry (or the final failure): no "retrying" here.
-      const waited = events === 0 ? policy.initTimeoutMs : policy.stallTimeoutMs;
-      throw new ModelError('timeout', `The model API went silent (no data for ${seconds(waited)}).`, { cause: err });
+      const error = new ModelError(
+        'timeout',
+        heard
+          ? `The model API stream stalled: nothing arrived for ${seconds(limit())}.`
+          : `The model API did not answer: nothing arrived for ${seconds(limit())} after the request.`,
+        { cause: err },
+      );
+      stalls.add(error);
+      throw error;
     }
     throw err;
   } finally {
     clearTimeout(timer);
+    if (silentSaid) hooks.onSilence?.(null);
     outer.removeEventListener('abort', onOuterAbort);
   }
 }
@@ -188,7 +261,7 @@ function seconds(ms: number): string {
 }
 
 /** What streamed before the cancel: no calls, since a call that was never committed never runs. */
-function cancelledOutcome(soFar: Array<ReplyBlock | ToolUseBlock>): CompletionOutcome {
+function cancelledOutcome(soFar: Array<ReplyBlock | ToolUseBlock>): Omit<CompletionOutcome, 'model'> {
   return { cancelled: true, content: soFar, toolCalls: [], usage: { ...ZERO_USAGE }, stopReason: null };
 }
 

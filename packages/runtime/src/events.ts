@@ -30,7 +30,8 @@ export type RuntimeEvent =
   | { type: 'thinking-delta'; threadId: string; text: string }
   /**
    * A completion ended (finished, cut or cancelled) and its usage is known; the usage is stored
-   * with the slice's next commit. `model` is the model the slice asked for.
+   * with the slice's next commit. `model` is the model that answered (a retry may have gone to
+   * another, see CompletionHooks.retryRequest).
    */
   | {
       type: 'completion-finished';
@@ -42,6 +43,8 @@ export type RuntimeEvent =
       /** The reply's blocks in order, as they go into history (a cancelled one: what streamed). */
       content?: ReadonlyArray<ReplyBlock | ToolUseBlock>;
       stopDetails?: StopDetails;
+      /** Milliseconds spent on the API for this reply, every attempt's, the waits between them not. */
+      durationMs?: number;
     }
   | {
       type: 'completion-retry';
@@ -51,6 +54,12 @@ export type RuntimeEvent =
       kind: ModelErrorKind;
       message: string;
     }
+  /**
+   * The model API has sent nothing (not even a keep-alive) since `since` (epoch ms) for a few
+   * seconds: displays may say so; null once data flows again or the attempt ends. A stream quiet
+   * for RetryPolicy.stallTimeoutMs is given up (a `completion-retry`, or the error).
+   */
+  | { type: 'completion-silence'; threadId: string; since: number | null }
   /**
    * The model began writing a tool call: its input still streams, and the call runs (or is
    * answered with an error) only after the whole reply. For work worth starting early (a child
@@ -67,6 +76,11 @@ export type RuntimeEvent =
       /** A wait (sleep): new input ends it, which is what it is for, not an interruption. */
       passive?: true;
     }
+  /**
+   * The host's permission check (SystemOptions.permit) refused a call: it did not run, and the
+   * model gets `reason` as its error result. Emitted right after the call's `tool-call` event.
+   */
+  | { type: 'tool-denied'; threadId: string; call: ToolCall; reason: string }
   | { type: 'turn-committed'; threadId: string; messages: number }
   | { type: 'tool-dispatched'; threadId: string; callId: string }
   | {

@@ -18,7 +18,7 @@ export type { InputBody, InputMessage, ToolResultInput, UserTextInput } from './
 export { toolResult, userText } from './input.js';
 export { ModelError, StoreError, ToolInputError, type ModelErrorKind } from './errors.js';
 export { mark as timingMark, timed } from './timing.js';
-export type { CompletionRequest, ModelProvider, StopDetails, StreamEvent, ThinkingDisplay } from './provider.js';
+export type { CompletionRequest, ModelProvider, StopDetails, StreamEvent, StreamWatch, ThinkingDisplay } from './provider.js';
 export {
   DEFAULT_MODEL,
   EFFORTS,
@@ -38,6 +38,7 @@ export {
 export type {
   AsyncTool,
   AsyncToolContext,
+  CancelOptions,
   JsonSchema,
   SyncTool,
   Tool,
@@ -75,7 +76,7 @@ export { readHistory, type HistoryEntry } from './history-reading.js';
 export { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
 export { stackLine, threadStackOf } from './thread-identity.js';
 export { newThreadId } from './ids.js';
-export type { SystemOptions } from './system-options.js';
+export type { SystemOptions, ToolPermit } from './system-options.js';
 export { OWN_TOOL_CHECKS, type InputCheck } from './tool-registry.js';
 export { DEFAULT_LIMITS } from './system-options.js';
 export type { Limits, ReportReviewer } from './services.js';

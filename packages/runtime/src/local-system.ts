@@ -230,6 +230,22 @@ export class LocalSystem {
   }
 
   /**
+   * The user stops a call of the thread that goes on in the background (a subscription: a
+   * command): its tool ends it, and the thread reads that the user stopped it when it next wakes;
+   * it is not woken for it. False when the thread has no such call or its tool can't stop one.
+   */
+  async stopSubscription(threadId: string, callId: string): Promise<boolean> {
+    const record = await this.opts.store.threadRecord(threadId);
+    // The call's result may still be on its way to the thread's record: its call is in the batch then.
+    const sub = record?.subscriptions.find((s) => s.callId === callId) ?? record?.batch.find((c) => c.id === callId);
+    const tool = sub && this.deps.tools.get(sub.name);
+    if (!record || !sub || tool?.kind !== 'async' || !tool.cancel) return false;
+    const call = { id: callId, name: sub.name, input: sub.input };
+    tool.cancel({ threadId, threadStack: record.stack, call, thread: record }, { byUser: true });
+    return true;
+  }
+
+  /**
    * Resolves when no slice runs, nothing is being enqueued and (unless `ignoreRunningTools`) no
    * tool call awaits its result. Passive waits (sleep) don't count: a sleeping thread is idle.
    */

@@ -41,13 +41,23 @@ export type StreamEvent =
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; inputError?: string }
   | { type: 'done'; stopReason: string | null; usage: Usage; stopDetails?: StopDetails };
 
+/** What a provider tells its caller beside the events it streams. */
+export interface StreamWatch {
+  /**
+   * Something came from the API: the response, or any bytes of it, keep-alive pings and pieces of
+   * a tool call's input included, which yield no event. The caller's stall timeout counts these,
+   * so a model thinking for minutes in silence (pings only) is not taken for a dead stream.
+   */
+  onData(): void;
+}
+
 /**
  * A model provider streams one completion. It throws ModelError for failures; a stream that ends
  * without a `done` event counts as cut. It must stop promptly when `signal` aborts.
  */
 export interface ModelProvider {
   readonly name: string;
-  stream(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamEvent>;
+  stream(request: CompletionRequest, signal: AbortSignal, watch?: StreamWatch): AsyncIterable<StreamEvent>;
   /**
    * Starts loading what the first completion needs (a client library, the HTTP stack) without
    * waiting for it, so that loading overlaps the caller's other start-up work instead of

@@ -1,4 +1,5 @@
 import { runCompletion, type CompletionToolCall, type RetryPolicy } from './completion.js';
+import type { Resolution } from './tool-registry.js';
 import { ModelError, SystemClosingError } from './errors.js';
 import type { SliceOutcome } from './events.js';
 import { Turn } from './turn.js';
@@ -13,6 +14,7 @@ import type { RuntimeServices } from './services.js';
 import type { LoadedThread, PendingCall, ThreadRecord } from './store.js';
 import { finishEphemeral, spawnCompactionThread, spawnEventThread, startChildren } from './thread-lifecycle.js';
 import type { ToolOutput, SyncTool } from './tool.js';
+import type { ToolPermit } from './system-options.js';
 
 /** What a slice needs; the same for local and step mode. */
 export interface SliceDeps extends RuntimeServices {
@@ -26,6 +28,8 @@ export interface SliceDeps extends RuntimeServices {
   thinkingDisplay: ThinkingDisplay;
   /** Hands a committed async call to its tool (after marking it dispatched). */
   dispatch(thread: ThreadRecord, call: PendingCall): Promise<void>;
+  /** The host's permission check of each call (see SystemOptions.permit). */
+  permit?: ToolPermit;
 }
 
 export interface SliceOptions {
@@ -168,28 +172,36 @@ async function converse(deps: SliceDeps, thread: LoadedThread, tx: Turn, signal:
     };
     bus.emit({ type: 'completion-started', threadId, model, ...(tx.continuing && { continues: true as const }) });
     let result;
+    // The time spent on the API, for a run's duration_api_ms: the backoff waits between attempts are not.
+    const requested = performance.now();
+    let backoffMs = 0;
     try {
       result = await runCompletion(deps.provider, request, deps.retry, signal, {
         onText: (delta) => bus.emit({ type: 'text-delta', threadId, text: delta }),
         onThinking: (delta) => bus.emit({ type: 'thinking-delta', threadId, text: delta }),
         onToolStart: (call) => bus.emit({ type: 'tool-call-streaming', threadId, callId: call.id, name: call.name }),
-        onRetry: ({ attempt, delayMs, error }) =>
-          bus.emit({ type: 'completion-retry', threadId, attempt, delayMs, kind: error.kind, message: error.message }),
+        onSilence: (since) => bus.emit({ type: 'completion-silence', threadId, since }),
+        onRetry: ({ attempt, delayMs, error }) => {
+          backoffMs += delayMs;
+          bus.emit({ type: 'completion-retry', threadId, attempt, delayMs, kind: error.kind, message: error.message });
+        },
+        retryRequest: (failed) => retryRequest(deps, record, failed),
       });
     } catch (err) {
       const e = err instanceof ModelError ? err : new ModelError('other', String(err));
       bus.emit({ type: 'error', threadId, kind: e.kind, message: e.message });
       return 'failed';
     }
-    tx.recordCompletion(result.usage, model);
+    tx.recordCompletion(result.usage, result.model);
     bus.emit({
       type: 'completion-finished',
       threadId,
-      model,
+      model: result.model,
       usage: result.usage,
       stopReason: result.stopReason,
       content: result.content,
       ...(result.stopDetails && { stopDetails: result.stopDetails }),
+      durationMs: Math.max(0, Math.round(performance.now() - requested - backoffMs)),
     });
     tx.continuing = false;
     const stop = stopOf(result.stopReason, result.cancelled);
@@ -267,13 +279,17 @@ function resolveBatch(
   const batch: PendingCall[] = [];
   const errors: Array<{ id: string; message: string }> = [];
   for (const [i, call] of calls.entries()) {
-    const resolution =
+    const resolved: Resolution =
       call.id === cut?.id
         ? { kind: 'error' as const, message: STOP_PHRASES.callCut.replace('{limit}', String(cut.limit)) }
         : i < cap
           ? deps.tools.resolve(call)
           : { kind: 'error' as const, message: overCap(calls.length, cap) };
-    const tool = resolution.kind === 'error' ? undefined : resolution.tool;
+    // Asked only of calls that would run: a call with bad arguments gets the correction it needs.
+    const denial = resolved.kind === 'error' ? undefined : deps.permit?.(threadId, { id: call.id, name: call.name, input: resolved.input });
+    const resolution: Resolution = denial ? { kind: 'error', message: `Error: ${denial.deny}` } : resolved;
+    // A denied call keeps its display line: UIs show what was refused.
+    const tool = resolved.kind === 'error' ? undefined : resolved.tool;
     const display = tool?.display?.(call.input);
     bus.emit({
       type: 'tool-call',
@@ -283,6 +299,7 @@ function resolveBatch(
       ...(display === undefined ? {} : { display }),
       ...(resolution.kind === 'async' && resolution.tool.passive === true ? { passive: true as const } : {}),
     });
+    if (denial) bus.emit({ type: 'tool-denied', threadId, call: { id: call.id, name: call.name, input: call.input }, reason: denial.deny });
     batch.push({ id: call.id, name: call.name, input: resolution.kind === 'error' ? call.input : resolution.input, dispatched: false });
     if (resolution.kind === 'error') errors.push({ id: call.id, message: resolution.message });
   }
@@ -349,6 +366,15 @@ async function dispatchWaiting(deps: SliceDeps, record: ThreadRecord): Promise<v
     if (call.result !== undefined || call.dispatched || call.inherited) continue;
     if (deps.tools.get(call.name)?.kind === 'async') await deps.dispatch(record, call);
   }
+}
+
+/** A retry goes to the thread's model as it is now: the host may have switched it (a fallback). */
+function retryRequest(deps: SliceDeps, record: ThreadRecord, failed: CompletionRequest): CompletionRequest {
+  const model = deps.model(record);
+  if (model === failed.model) return failed;
+  const { effort: _, ...rest } = failed;
+  const effort = deps.effort(record);
+  return { ...rest, model, maxTokens: deps.maxTokens(model), ...(effort !== undefined && { effort }) };
 }
 
 function budgetExceeded(deps: SliceDeps, record: ThreadRecord, tx: Turn): string | null {

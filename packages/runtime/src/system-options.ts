@@ -9,7 +9,7 @@ import type { Limits, ReportReviewer } from './services.js';
 import type { SliceDeps } from './slice.js';
 import type { RuntimeStore, ThreadRecord } from './store.js';
 import { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
-import type { Tool } from './tool.js';
+import type { Tool, ToolCall } from './tool.js';
 import { ToolRegistry, type InputCheck } from './tool-registry.js';
 
 /** Options shared by local and step mode. */
@@ -44,7 +44,20 @@ export interface SystemOptions {
    * check: a tool with one is checked without loading Ajv (see ToolRegistry).
    */
   validators?: ReadonlyMap<string, InputCheck>;
+  /**
+   * Tools never offered nor run, by name (the built-ins too, and tools added later): as if they
+   * did not exist. For a host whose user turned tools off.
+   */
+  withhold?: (name: string) => boolean;
+  /**
+   * Checked for every call whose arguments are valid, before it runs: `{ deny }` answers it with
+   * that error (the model reads it and can adapt) instead of running it, and emits `tool-denied`.
+   */
+  permit?: ToolPermit;
 }
+
+/** A host's decision on one call (see SystemOptions.permit); undefined lets it run. */
+export type ToolPermit = (threadId: string, call: ToolCall) => { deny: string } | undefined;
 
 export const DEFAULT_LIMITS: Limits = {
   // An idle thread is a few KB of rows; the bound stops a runaway fan-out, not a planned one
@@ -83,8 +96,9 @@ export function sliceDeps(
     effort: typeof effort === 'function' ? effort : () => effort,
     thinkingDisplay: opts.thinkingDisplay ?? 'summarized',
     ...(opts.reviewReport ? { reviewReport: opts.reviewReport } : {}),
+    ...(opts.permit ? { permit: opts.permit } : {}),
   } as Omit<SliceDeps, 'tools' | 'dispatch'> & Partial<Pick<SliceDeps, 'tools' | 'dispatch'>>;
-  const tools = new ToolRegistry([...builtinTools(deps as SliceDeps), ...(opts.tools ?? [])], opts.validators);
+  const tools = new ToolRegistry([...builtinTools(deps as SliceDeps), ...(opts.tools ?? [])], opts.validators, opts.withhold);
   deps.tools = tools;
   deps.dispatch = (thread, call) => dispatchCall({ store: opts.store, tools, bus, deliver }, thread, call);
   return deps as SliceDeps;

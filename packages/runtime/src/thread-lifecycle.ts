@@ -59,8 +59,12 @@ export async function startChildren(
   for (const [callId, childId] of spawned) {
     for (const call of batch) {
       let body: string;
+      // The bodies are for the child's model; UIs (a headless run's --verbose) say it in a few words.
+      let summary: string;
       if (call.id === callId) {
         const instructions = typeof call.input.instructions === 'string' ? call.input.instructions : '';
+        const task = instructions.trim().split('\n')[0] ?? '';
+        summary = task === '' ? 'thread started' : `thread started: ${task.length > 100 ? `${task.slice(0, 99)}…` : task}`;
         body =
           `You are now inside the thread you asked to create. Your thread ID is ${childId}; your parent ` +
           `is ${parent.id}. Follow these instructions exactly:\n\n${instructions}\n\nEverything before ` +
@@ -70,10 +74,12 @@ export async function startChildren(
           stackLine([...parent.stack, childId]);
       } else if (spawned.has(call.id)) {
         body = `This call of your parent's started thread ${spawned.get(call.id)!}, a sibling working in parallel with you: that part of the work is its, not yours.`;
+        summary = `sibling thread ${spawned.get(call.id)!}`;
       } else {
         body = `This call ran in your parent's thread (${parent.id}); its result went there, not to you.`;
+        summary = 'ran in the parent thread';
       }
-      await s.deliver(toolResult(childId, call.id, [text(body)]));
+      await s.deliver(toolResult(childId, call.id, [text(body)], { display: { summary } }));
     }
   }
 }

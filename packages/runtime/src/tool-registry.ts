@@ -71,7 +71,16 @@ export class ToolRegistry {
    * the schema's JSON text. A tool whose schema has one never needs Ajv loaded or a schema
    * compiled; any other is compiled on first use as before, so a stale entry only costs time.
    */
-  constructor(tools: readonly Tool[], validators: ReadonlyMap<string, InputCheck> = new Map()) {
+  /**
+   * `withhold`: names of tools (given now or added later) that are left out as if they did not
+   * exist: never offered, and a call to one is an unknown tool's (see SystemOptions.withhold).
+   */
+  constructor(
+    tools: readonly Tool[],
+    validators: ReadonlyMap<string, InputCheck> = new Map(),
+    private readonly withhold: (name: string) => boolean = () => false,
+  ) {
+    tools = tools.filter((t) => !withhold(t.name));
     for (const tool of tools) {
       const problem = this.problem(tool);
       if (problem) throw new Error(problem);
@@ -89,6 +98,9 @@ export class ToolRegistry {
    * returned with the reason; the others are added.
    */
   async add(tools: readonly Tool[]): Promise<Array<{ name: string; reason: string }>> {
+    // Not a rejection: the user asked for these to be left out.
+    tools = tools.filter((t) => !this.withhold(t.name));
+    if (tools.length === 0) return [];
     if (this.#offered) {
       // Kept out of the conversations under way (see #offered); offered from the next one.
       return tools.map((t) => ({ name: t.name, reason: TOOLS_AFTER_START }));

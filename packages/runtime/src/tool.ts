@@ -133,7 +133,7 @@ export interface AsyncTool extends ToolBase {
   survivesRestart?: boolean;
   dispatch(input: Record<string, unknown>, ctx: AsyncToolContext): void | Promise<void>;
   /** Stop a running call (user interrupted it, or it was cancelled). Best effort. */
-  cancel?(ctx: ToolContext): void;
+  cancel?(ctx: ToolContext, how?: CancelOptions): void;
   /**
    * Present when a running call may go on in the background instead of being cancelled when the
    * user's message reaches its thread: the runtime then answers the call for it (saying so) and
@@ -144,6 +144,16 @@ export interface AsyncTool extends ToolBase {
   canBackground?(ctx: ToolContext): boolean;
   /** After a restart, pick up a subscription of this tool that is still active. */
   resume?(ctx: AsyncToolContext): void;
+}
+
+/** How a call is stopped (see AsyncTool.cancel). */
+export interface CancelOptions {
+  /**
+   * The user stopped it from a UI while its thread was waiting on nothing else (a command in the
+   * background): the subscription's last event says the user stopped it and is quiet, so the
+   * thread reads it when something else wakes it rather than being woken to carry on.
+   */
+  byUser?: boolean;
 }
 
 export type Tool = SyncTool | AsyncTool;

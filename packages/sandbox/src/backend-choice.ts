@@ -52,7 +52,7 @@ export async function recordedBackend(
 
 /** Layouts the overlay backends cannot mount, whatever the kernel allows. */
 function overlayObstacle(repo: RepoInfo, stateDir: string): string | undefined {
-  if (!repo.dotGitIsDir) return `${repo.root}/.git is not a directory (a linked worktree or submodule)`;
+  if (!repo.dotGitIsDir && !repo.folder) return `${repo.root}/.git is not a directory (a linked worktree or submodule)`;
   // overlay's mount options are comma separated and lowerdir is colon separated.
   if (/[,:]/.test(repo.root) || /[,:]/.test(stateDir)) return 'its path or the state dir contains "," or ":"';
   return undefined;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { cleanGitEnv, text } from './git.js';
 import { runProcess } from './run-process.js';
 import { timed } from './timing.js';
 import type { RepoInfo } from './repo.js';
-import { USER_REPO_SWITCHES, userRepoGit } from './trusted-git.js';
+import { USER_REPO_SWITCHES, userTreeArgs, userTreeGit } from './trusted-git.js';
 
 /** A commit of the user's working tree as it was when the session started. */
 export interface Snapshot {
@@ -25,9 +25,11 @@ export interface Snapshot {
 
 /**
  * Objects we create (snapshot blobs, diff trees) go to the session's own object directory, with
- * the user's objects as an alternate: nothing is written into the user's repository.
+ * the user's objects as an alternate: nothing is written into the user's repository. A folder's
+ * private git dir holds no objects (every snapshot's are its session's), so it lends none.
  */
 export function objectEnv(repo: RepoInfo, objectsDir: string): Record<string, string> {
+  if (repo.folder) return { GIT_OBJECT_DIRECTORY: objectsDir };
   return {
     GIT_OBJECT_DIRECTORY: objectsDir,
     GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(repo.commonDir, 'objects'),
@@ -35,10 +37,36 @@ export function objectEnv(repo: RepoInfo, objectsDir: string): Record<string, st
 }
 
 /**
- * git in the user's repository: their config (it is their tree), no fsmonitor or hooks; and no
- * untracked cache, which is tied to their real index.
+ * The index a snapshot starts from, whose stat data spares hashing the files that did not change:
+ * in a repository the user's own. A folder has none: its session's last snapshot index serves,
+ * kept beside the session's object store (`objectsDir`), which holds every blob it names (an
+ * index naming blobs of a store since deleted, another session's, would make the next tree fail).
  */
-const git = userRepoGit();
+function startingIndex(repo: RepoInfo, objectsDir: string): string {
+  return repo.folder ? folderStatCache(objectsDir) : path.join(repo.gitDir, 'index');
+}
+
+function folderStatCache(objectsDir: string): string {
+  return path.join(path.dirname(objectsDir), 'folder.index');
+}
+
+/**
+ * A folder's snapshot index becomes its session's stat cache (see startingIndex). Replaced whole
+ * (rename), so a snapshot running meanwhile reads one or the other.
+ */
+function keepFolderIndex(repo: RepoInfo, objectsDir: string, index: string): void {
+  if (!repo.folder) return;
+  try {
+    renameSync(index, folderStatCache(objectsDir));
+  } catch {
+    // The session's directory gone (closed meanwhile): nothing will snapshot into it again.
+  }
+}
+
+/**
+ * git in the user's repository (userTreeGit): their config (it is their tree), no fsmonitor or
+ * hooks; and no untracked cache, which is tied to their real index.
+ */
 const NO_UNTRACKED_CACHE = ['-c', 'core.untrackedCache=false'];
 
 const IDENTITY = {
@@ -57,13 +85,16 @@ const IDENTITY = {
 export async function workingTreeTree(repo: RepoInfo, objectsDir: string, scratchDir: string): Promise<string> {
   await mkdir(scratchDir, { recursive: true });
   const index = path.join(scratchDir, `snapshot-${process.pid}-${randomBytes(4).toString('hex')}.index`);
-  await copyFile(path.join(repo.gitDir, 'index'), index).catch((err: NodeJS.ErrnoException) => {
+  await copyFile(startingIndex(repo, objectsDir), index).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'ENOENT') throw err;
   });
   const env = { ...objectEnv(repo, objectsDir), GIT_INDEX_FILE: index };
+  const git = userTreeGit(repo);
   try {
     await git([...NO_UNTRACKED_CACHE, 'add', '-A'], { cwd: repo.root, env });
-    return text(await git(['write-tree'], { cwd: repo.root, env }));
+    const tree = text(await git(['write-tree'], { cwd: repo.root, env }));
+    keepFolderIndex(repo, objectsDir, index);
+    return tree;
   } finally {
     await rm(index, { force: true });
     await rm(`${index}.lock`, { force: true });
@@ -136,7 +167,7 @@ export async function takeSnapshot(
   if (base) mkdirSync(base.dir, { recursive: true });
   const index = path.join(scratchDir, `snapshot-${process.pid}-${randomBytes(4).toString('hex')}.index`);
   try {
-    copyFileSync(path.join(repo.gitDir, 'index'), index);
+    copyFileSync(startingIndex(repo, objectsDir), index);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
@@ -153,14 +184,16 @@ export async function takeSnapshot(
       : { IC_BASE: '' };
     const env = cleanGitEnv({ ...objectEnv(repo, objectsDir), ...IDENTITY, GIT_INDEX_FILE: index, ...checkout });
     const startedAt = performance.now();
-    const out = await runProcess('/bin/sh', ['-c', SNAPSHOT_SCRIPT, 'snapshot', ...USER_REPO_SWITCHES], { cwd: repo.root, env });
+    const out = await runProcess('/bin/sh', ['-c', SNAPSHOT_SCRIPT, 'snapshot', ...userTreeArgs(repo), ...USER_REPO_SWITCHES], { cwd: repo.root, env });
     timed('git', startedAt, () => `snapshot${base ? (base.pooled ? ' and base moved to it' : ' and base checked out') : ''}`);
     if (out.exitCode !== 0) {
       throw new GitError(['add', '-A'], out.stderr.toString('utf8') || String(out.error?.message ?? out.signal ?? ''), out.exitCode, out.error);
     }
     // Ref names hold no spaces (git check-ref-format); a missing parent leaves its field empty.
     const [tree, commit, parent, branch] = out.stdout.toString('utf8').trim().split(' ');
-    return { tree: tree, commit: commit, parent: parent || null, ...(branch?.startsWith('refs/heads/') ? { branch } : {}) };
+    keepFolderIndex(repo, objectsDir, index);
+    // A folder's private HEAD names a branch of ours, never the user's.
+    return { tree: tree, commit: commit, parent: parent || null, ...(branch?.startsWith('refs/heads/') && !repo.folder ? { branch } : {}) };
   } finally {
     // Synchronous: two unlinks, where fs.promises.rm walks each path through the thread pool,
     // which session start-up keeps busy, while the first tool call waits for this to return.

@@ -27,8 +27,10 @@ export interface ContainmentOptions {
   /** Extra absolute paths hidden from commands (besides the built-in credential locations). */
   hidden?: readonly string[];
   /**
-   * Absolute paths under the home (or /run) commands may read: the home is not shown to them
-   * except its toolchain locations (covered-dirs.ts) and these.
+   * Absolute paths commands may read where the view would not show them: under the home (not
+   * shown except its toolchain locations, covered-dirs.ts), /run, or /tmp (each sandbox's own).
+   * Read-only unless also under `writable`; credential locations in them stay hidden. Elsewhere
+   * the machine is readable anyway.
    */
   readable?: readonly string[];
   /** Whose home to cover: this process's unless given (tests). */

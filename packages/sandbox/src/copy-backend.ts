@@ -170,7 +170,8 @@ class CopySession implements BackendSession {
       await mkdir(target, { recursive: true });
       await copyTree(path.join(this.ctx.repo.root, heavy), target);
     }
-    await this.writePrivateGitDir(sb.treeDir);
+    // A folder without a repository has no .git, and its copies get none.
+    if (!this.ctx.repo.folder) await this.writePrivateGitDir(sb.treeDir);
     sb.spawnTree = snapshot.tree;
     sb.baseBytes = await diskUsage([sb.treeDir]);
     return sb;
@@ -219,7 +220,8 @@ class CopySession implements BackendSession {
     const done = await rebaseCopy(this.ctx, { treeDir: sb.treeDir, spawnTree: sb.spawnTree!, currentTree: () => sb.currentTree() }, change);
     sb.spawnTree = done.spawnTree;
     this.lastRebase.set(sb, { change, overridden: done.overridden });
-    await moveSandboxGit(this.ctx, path.join(sb.treeDir, '.git'), change);
+    // A folder's copy has no git of ours to move (a .git a command made there is its own).
+    if (!this.ctx.repo.folder) await moveSandboxGit(this.ctx, path.join(sb.treeDir, '.git'), change);
   }
 
   async overridden(sandbox: BackendSandbox, change: BaseChange): Promise<string[]> {
@@ -344,7 +346,8 @@ class CopySandbox implements BackendSandbox {
           stateDir: c.stateDir,
           hidden: c.hidden,
           covered: c.covered,
-          readOnly: [...new Set([repo.root, repo.commonDir])],
+          // A folder's private git dir stays covered with the state dir: nothing here reads it.
+          readOnly: repo.folder ? [repo.root] : [...new Set([repo.root, repo.commonDir])],
           // Our git in the view reads the session's own git dir.
           storageReadOnly: [this.ctx.plumbingGitDir],
           // The copy (and its diff index) for commands and our git; the object store and scratch

@@ -33,6 +33,15 @@ describe('coveredDirs', () => {
     expect(c.keep).not.toContain(path.join(h, '.pyenv'));
   });
 
+  it('shows again a readable path under /tmp (private to each sandbox), never /tmp itself', () => {
+    const added = mkdtempSync('/tmp/ic-cover-added-');
+    made.push(added);
+    const c = coveredDirs({ home: undefined, readable: [added, '/tmp', '/tmp/ic-cover-missing-dir'], inside: [] });
+    expect(c.keep).toContain(added);
+    expect(c.keep).not.toContain('/tmp');
+    expect(c.keep).not.toContain('/tmp/ic-cover-missing-dir');
+  });
+
   it('leaves a home at / or inside the state dir as it is, and the socket directories covered', () => {
     const state = home('home');
     expect(coveredDirs({ home: '/', readable: [], inside: [] }).dirs).not.toContain('/');

@@ -80,6 +80,9 @@ const SOCKET_DIRS = ['/run', '/var/run'];
  */
 const RUN_KEEP = ['/run/current-system'];
 
+/** The directory each sandbox's commands get as their own empty tmpfs (see holderBwrapArgs). */
+const PRIVATE_TMP = '/tmp';
+
 /** What the view covers with an empty read-only directory, and what it shows of them again, read-only. */
 export interface CoveredDirs {
   dirs: readonly string[];
@@ -89,7 +92,7 @@ export interface CoveredDirs {
 export interface CoverInput {
   /** The user's home (undefined or '/': not covered). */
   home: string | undefined;
-  /** Absolute paths the user lets commands read (config `sandbox.readable`). */
+  /** Absolute paths the user lets commands read (config `sandbox.readable`, --add-dir). */
   readable: readonly string[];
   /** The repository and the state dir: a home inside one of them is not covered. */
   inside: readonly string[];
@@ -132,7 +135,10 @@ export function coveredDirs(input: CoverInput): CoveredDirs {
   for (const p of RUN_KEEP) if (quietly(() => statSync(p, { throwIfNoEntry: false }))) keep.push(p);
   for (const p of input.readable) {
     const abs = path.resolve(p);
-    if (dirs.some((d) => isWithin(d, abs)) && quietly(() => lstatSync(abs, { throwIfNoEntry: false }))) keep.push(abs);
+    // Under /tmp too, which every sandbox gets privately: shown inside it. /tmp itself never is
+    // (commands would lose their own writable one).
+    const hiddenHere = dirs.some((d) => isWithin(d, abs)) || (abs !== PRIVATE_TMP && isWithin(PRIVATE_TMP, abs));
+    if (hiddenHere && quietly(() => lstatSync(abs, { throwIfNoEntry: false }))) keep.push(abs);
   }
   return { dirs, keep: [...new Set(keep)] };
 }

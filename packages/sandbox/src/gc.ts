@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { collectPooledBases } from './base-pool.js';
+import { foldersDir, type FolderMeta } from './folder-repo.js';
 import { removeTree } from './fs-util.js';
 import { runProcess } from './run-process.js';
 import { inheritedEnv } from './secret-env.js';
@@ -37,6 +38,8 @@ export interface GcReport {
   unmounted: string[];
   /** Pooled bases (see base-pool.ts) removed: their repository is gone, or they sat unused too long. */
   removedBases: string[];
+  /** Private git dirs of folders without a repository (see folder-repo.ts) removed: their folder is gone. */
+  removedFolders: string[];
 }
 
 export const DEFAULT_KEEP_DAYS = 7;
@@ -54,7 +57,7 @@ const TMP_GRACE_MS = 10 * 60_000;
  */
 export async function gc(opts: GcOptions = {}): Promise<GcReport> {
   const stateDir = path.resolve(opts.stateDir ?? defaultStateDir());
-  const report: GcReport = { removedSessions: [], liveSessions: [], keptSessions: [], killedProcesses: [], unmounted: [], removedBases: [] };
+  const report: GcReport = { removedSessions: [], liveSessions: [], keptSessions: [], killedProcesses: [], unmounted: [], removedBases: [], removedFolders: [] };
   const root = sessionsDir(stateDir);
   for (const name of await readdir(root).catch(() => [] as string[])) {
     const dir = path.join(root, name);
@@ -92,7 +95,31 @@ export async function gc(opts: GcOptions = {}): Promise<GcReport> {
   }
   await cleanOldScratch(path.join(stateDir, 'tmp'));
   report.removedBases = await collectPooledBases(stateDir, { keepDays: opts.keepDays ?? DEFAULT_KEEP_DAYS, ...(opts.all ? { all: true } : {}) });
+  report.removedFolders = await collectFolders(stateDir);
   return report;
+}
+
+/**
+ * Removes the private directories of folders that no longer exist (their git dir, the
+ * once-notice's mark). A folder still there keeps its own, whatever its age: a few small files,
+ * and removing it would tell the user again what they were told.
+ */
+async function collectFolders(stateDir: string): Promise<string[]> {
+  const removed: string[] = [];
+  const root = foldersDir(stateDir);
+  for (const key of await readdir(root).catch(() => [] as string[])) {
+    const dir = path.join(root, key);
+    const meta = await readFile(path.join(dir, 'folder.json'), 'utf8').then(
+      (t) => JSON.parse(t) as FolderMeta | null,
+      () => null,
+    ).catch(() => null);
+    // Without its record it is being made right now (the record is written first) or is not ours.
+    if (meta?.version !== 1 || typeof meta.root !== 'string') continue;
+    if ((await stat(meta.root).catch(() => undefined))?.isDirectory()) continue;
+    await removeTree(dir);
+    removed.push(dir);
+  }
+  return removed;
 }
 
 function decide(state: SessionState, opts: GcOptions): 'live' | 'wait' | 'keep' | 'collect' {

@@ -104,7 +104,9 @@ class OverlaySession implements BackendSession {
   prepare(): void {
     // Synchronous (empty directories): see makeDirs.
     const meta = path.join(this.ctx.sessionDir, META_LAYER);
-    mkdirSync(path.join(meta, '.git'), { recursive: true });
+    mkdirSync(meta, { recursive: true });
+    // A folder without a repository has no .git, and its sandboxes show none.
+    if (!this.ctx.repo.folder) mkdirSync(path.join(meta, '.git'), { recursive: true });
     for (const d of this.ctx.heavyDirs) mkdirSync(path.join(meta, d), { recursive: true });
   }
 
@@ -183,7 +185,7 @@ class OverlaySession implements BackendSession {
   async rebase(sandbox: BackendSandbox, change: BaseChange): Promise<void> {
     const sb = sandbox as OverlaySandbox;
     await sb.release();
-    await moveSandboxGit(this.ctx, path.join(sb.dir, 'git', 'upper'), change);
+    if (!this.ctx.repo.folder) await moveSandboxGit(this.ctx, path.join(sb.dir, 'git', 'upper'), change);
   }
 
   async overridden(sandbox: BackendSandbox, change: BaseChange): Promise<string[]> {
@@ -236,6 +238,7 @@ class OverlaySession implements BackendSession {
    */
   private async seedGitUpper(upper: string): Promise<void> {
     const { repo, snapshot, objectsDir } = this.ctx;
+    if (repo.folder) return;
     const view = await sandboxViewIndex(this.ctx);
     // Synchronous: see makeDirs.
     // git replaces an index by lock file + rename, never in place, so a hard link is safe and
@@ -339,8 +342,9 @@ class OverlaySandbox implements BackendSandbox {
           stateDir: this.containment.stateDir,
           hidden: this.containment.hidden,
           covered: this.containment.covered,
-          // Put back what /tmp or the state dir may cover: the mount point and the lowers.
-          readOnly: [...new Set([repo.root, repo.commonDir])],
+          // Put back what /tmp or the state dir may cover: the mount point and the lowers. A
+          // folder's private git dir stays covered with the state dir: nothing here reads it.
+          readOnly: repo.folder ? [repo.root] : [...new Set([repo.root, repo.commonDir])],
           programPaths: this.containment.programPaths,
           extraWritable: this.containment.writable,
           writable: [sessionDir],
@@ -356,6 +360,7 @@ class OverlaySandbox implements BackendSandbox {
           snapshotLowers: snapshotLowers(this.ctx.deltaLayer),
           heavyDirs: this.ctx.heavyDirs,
           realObjects,
+          ...(repo.folder ? { folder: true } : {}),
         }),
         cwd: sessionDir,
         commandReadOnly: [this.ctx.objectsDir],

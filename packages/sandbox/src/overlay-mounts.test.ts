@@ -57,6 +57,22 @@ describe('overlayFstab', () => {
     expect(lines.find((l) => l.includes('/sv '))).toBe('tag-2 /state/sessions/s\\0401/sandboxes/s2/sv overlay ro,userxattr,lowerdir=deltas/d1:base 0 0');
   });
 
+  it('a folder without a repository: no .git bind or overlay, and no objects of a git dir to keep reachable', () => {
+    const lines = overlayFstab('root', { ...plan, folder: true }, 'tag-3', () => true);
+    const repo = fstabField(plan.repoRoot);
+    expect(lines.map((l) => l.split(' ')[1])).toEqual([
+      '/state/sessions/s\\0401/sandboxes/s2/stage/nm0',
+      '/state/sessions/s\\0401/sandboxes/s2/stage/nm1',
+      '/state/sessions/s\\0401/sandboxes/s2/lv',
+      repo,
+      `${repo}/node_modules`,
+      `${repo}/web/node_modules`,
+      '/state/sessions/s\\0401/objects',
+      '/state/sessions/s\\0401/tmp',
+    ]);
+    expect(lines.join('\n')).not.toMatch(/\.git|real-objects|stage\/git/);
+  });
+
   it('gives each holder its own overlay source, and tells the script how many mounts to expect', () => {
     const a = overlaySetup('root', plan);
     const b = overlaySetup('root', plan);

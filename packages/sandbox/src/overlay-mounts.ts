@@ -24,6 +24,11 @@ export interface MountPlan {
   heavyDirs: readonly string[];
   /** The user's object directory (`<common dir>/objects`), as the host sees it. */
   realObjects: string;
+  /**
+   * A folder without a repository: no `.git` to give a private overlay, nor objects to keep
+   * reachable (its private git dir, under the state dir, holds none and stays out of the view).
+   */
+  folder?: boolean;
 }
 
 /**
@@ -91,14 +96,15 @@ export function overlayFstab(mode: OverlayMode, plan: MountPlan, tag: string, is
   const bind = (from: string, to: string, ro: boolean): string => `${fstabField(from)} ${fstabField(to)} none ${ro ? 'bind,ro' : 'bind'} 0 0`;
   const overlay = (at: string, opts: string): string => `${tag} ${fstabField(at)} overlay ${opts} 0 0`;
   const heavy = plan.heavyDirs.map((d, i) => ({ d, i })).filter(({ d }) => isDir(path.join(plan.repoRoot, d)));
+  const git = !plan.folder;
   return [
-    bind(plan.realObjects, inSession(`${sb}/${REAL_OBJECTS_DIR}`), true),
-    bind(path.join(plan.repoRoot, '.git'), inSession(`${sb}/stage/git`), true),
+    ...(git ? [bind(plan.realObjects, inSession(`${sb}/${REAL_OBJECTS_DIR}`), true)] : []),
+    ...(git ? [bind(path.join(plan.repoRoot, '.git'), inSession(`${sb}/stage/git`), true)] : []),
     ...heavy.map(({ d, i }) => bind(path.join(plan.repoRoot, d), inSession(`${sb}/stage/nm${i}`), true)),
     overlay(inSession(`${sb}/lv`), `ro,${O}lowerdir=${plan.spawnLowers}`),
     ...(plan.snapshotLowers ? [overlay(inSession(`${sb}/${SNAPSHOT_VIEW_DIR}`), `ro,${O}lowerdir=${plan.snapshotLowers}`)] : []),
     overlay(plan.repoRoot, `${O}volatile,lowerdir=${plan.lowers},upperdir=${sb}/upper,workdir=${sb}/work`),
-    overlay(path.join(plan.repoRoot, '.git'), `${O}volatile,lowerdir=${sb}/stage/git,upperdir=${sb}/git/upper,workdir=${sb}/git/work`),
+    ...(git ? [overlay(path.join(plan.repoRoot, '.git'), `${O}volatile,lowerdir=${sb}/stage/git,upperdir=${sb}/git/upper,workdir=${sb}/git/work`)] : []),
     ...heavy.map(({ d, i }) =>
       overlay(path.join(plan.repoRoot, d), `${O}volatile,lowerdir=${sb}/stage/nm${i},upperdir=${sb}/nm${i}/upper,workdir=${sb}/nm${i}/work`),
     ),

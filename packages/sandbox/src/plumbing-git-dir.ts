@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pathExists, removeTree } from './fs-util.js';
 import { nulFields, text } from './git.js';
 import type { RepoInfo } from './repo.js';
-import { userRepoGit } from './trusted-git.js';
+import { userTreeGit } from './trusted-git.js';
 
 /** The session's own git dir, session-relative. */
 export const PLUMBING_GIT_DIR = 'plumbing.git';
@@ -63,7 +63,7 @@ interface UserSettings {
  * reads it), the other values as the user's git sees them.
  */
 async function userSettings(repo: RepoInfo): Promise<UserSettings> {
-  const out = await userRepoGit()(['config', '--null', '--show-scope', '--get-regexp', ASKED.source], { cwd: repo.root, okExitCodes: [1] });
+  const out = await userTreeGit(repo)(['config', '--null', '--show-scope', '--get-regexp', ASKED.source], { cwd: repo.root, okExitCodes: [1] });
   const fields = nulFields(out.stdout);
   let objectFormat = 'sha1';
   let excludes: string | undefined;
@@ -89,7 +89,7 @@ async function expandPath(repo: RepoInfo, value: string | undefined): Promise<st
   if (value.startsWith('~/')) return path.join(process.env.HOME || os.homedir(), value.slice(2));
   if (!value.startsWith('~')) return value;
   // `~user/...`: rare enough to ask git itself.
-  return text(await userRepoGit()(['config', '--path', '--get', 'core.excludesFile'], { cwd: repo.root, okExitCodes: [1] })) || undefined;
+  return text(await userTreeGit(repo)(['config', '--path', '--get', 'core.excludesFile'], { cwd: repo.root, okExitCodes: [1] })) || undefined;
 }
 
 function quoted(value: string): string {

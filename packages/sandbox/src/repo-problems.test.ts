@@ -31,17 +31,22 @@ describe('explainRepoProblem: git missing, no repository and git failing are thr
     expect(p.message).not.toMatch(/not inside a git repository/);
   });
 
-  it('a directory in no repository: says to run inside one', async () => {
+  it('a directory in no repository: says to run inside one, and that it is a folder that can be worked on as it is', async () => {
     const dir = await tempDir('ic-norepo-');
     const p = explainRepoProblem(dir, revParse(dir));
-    expect(p).toEqual({ code: 'not-a-repo', message: expect.stringMatching(new RegExp(`^${dir} is not inside a git repository\\..*git init`)) });
+    expect(p).toEqual({
+      code: 'not-a-repo',
+      message: expect.stringMatching(new RegExp(`^${dir} is not inside a git repository\\..*git init`)),
+      folder: true,
+    });
   });
 
-  it('inside a .git directory: a repository without a working tree, not a failing git', async () => {
+  it('inside a .git directory: a repository without a working tree, not a failing git (nor a folder)', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const inside = path.join(repo, '.git');
     const p = explainRepoProblem(inside, revParse(inside));
     expect(p.code).toBe('not-a-repo');
+    expect(p.folder).toBeUndefined();
     expect(p.message).toMatch(/\.git directory or a bare repository.*working tree of a checkout/);
   });
 

@@ -10,6 +10,16 @@ import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 export { onPath } from './path-lookup.js';
+export {
+  countFolderFiles,
+  defaultStateDir,
+  ensureFolderGitDir,
+  folderProblem,
+  folderStateDir,
+  MAX_FOLDER_FILES,
+  takeFolderNotice,
+  type FolderCheck,
+} from './folder-repo.js';
 
 /** A repository found by plainRepo: a `.git` directory at `root` (what RepoInfo says of it). */
 export interface PlainRepo {
@@ -25,6 +35,11 @@ export interface RepoProblem {
   code: RepoProblemCode;
   /** Says what is wrong and what to do. */
   message: string;
+  /**
+   * A directory in no repository at all (no `.git` at or above it): a folder Infinity Code can
+   * work on as it is (see folder-repo.ts), where the caller allows that.
+   */
+  folder?: true;
 }
 
 /** How `git rev-parse` failed in `cwd`: it could not start (`spawnCode`), or it exited with `stderr`. */
@@ -65,6 +80,7 @@ export function explainRepoProblem(cwd: string, failure: GitFailure): RepoProble
       message:
         `${cwd} is not inside a git repository. Infinity Code edits a sandboxed copy of a git repository and shows ` +
         'you the diff; run it inside one (or create one with `git init`).',
+      folder: true,
     };
   }
   // Inside a .git directory, or a bare repository: a repository, but no working tree to edit.

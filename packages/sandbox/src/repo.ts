@@ -1,9 +1,11 @@
 import { realpath, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { GitError, SandboxError } from './errors.js';
+import { ensureFolderGitDir, folderProblem } from './folder-repo.js';
 import { nulFields, text } from './git.js';
 import { explainRepoProblem, plainRepo } from './repo-problems.js';
-import { userRepoGit } from './trusted-git.js';
+import { userRepoGit, userTreeGit } from './trusted-git.js';
 
 /** Where the user's repository lives; all paths absolute and canonical. */
 export interface RepoInfo {
@@ -15,13 +17,27 @@ export interface RepoInfo {
   commonDir: string;
   /** True when `<root>/.git` is a directory, which the overlay backends need for the private `.git` overlay. */
   dotGitIsDir: boolean;
+  /**
+   * A folder in no repository (see folder-repo.ts): `root` is the folder, `gitDir` and
+   * `commonDir` its private git dir in the state dir, which git must be told, with the folder as
+   * its work tree, every time (userTreeGit). Sandboxes of it have no `.git`.
+   */
+  folder?: true;
 }
 
-export async function resolveRepo(anyPath: string): Promise<RepoInfo> {
-  return plainRepo(anyPath) ?? askGit(anyPath);
+export interface ResolveOptions {
+  /**
+   * Outside every repository, work on the folder `anyPath` names, its private git dir kept in
+   * this state dir (see folder-repo.ts); without it such a path is refused with 'not-a-repo'.
+   */
+  folderStateDir?: string;
 }
 
-async function askGit(anyPath: string): Promise<RepoInfo> {
+export async function resolveRepo(anyPath: string, opts: ResolveOptions = {}): Promise<RepoInfo> {
+  return plainRepo(anyPath) ?? askGit(anyPath, opts);
+}
+
+async function askGit(anyPath: string, opts: ResolveOptions): Promise<RepoInfo> {
   let out: string;
   try {
     out = text(
@@ -34,6 +50,7 @@ async function askGit(anyPath: string): Promise<RepoInfo> {
     // Git missing, no repository, or git failing on one: three problems with three remedies.
     const spawnCode = err.exitCode === undefined ? errnoCode(err.cause) : undefined;
     const problem = explainRepoProblem(anyPath, spawnCode !== undefined ? { spawnCode } : { stderr: err.stderr, exitCode: err.exitCode });
+    if (problem.folder && opts.folderStateDir !== undefined) return folderRepo(anyPath, opts.folderStateDir);
     throw new SandboxError(problem.code === 'git-failed' ? 'git' : problem.code, problem.message, { cause: err });
   }
   const [top, gitDir, common] = out.split('\n');
@@ -48,6 +65,15 @@ async function askGit(anyPath: string): Promise<RepoInfo> {
   return { root, gitDir: realGitDir, commonDir, dotGitIsDir: dotGit?.isDirectory() ?? false };
 }
 
+/** The folder at `anyPath` as a RepoInfo (see RepoInfo.folder), its private git dir made when missing. */
+async function folderRepo(anyPath: string, stateDir: string): Promise<RepoInfo> {
+  const root = await realpath(anyPath);
+  const problem = folderProblem(root, { home: os.homedir() });
+  if (problem !== undefined) throw new SandboxError('not-a-repo', problem);
+  const gitDir = ensureFolderGitDir(stateDir, root);
+  return { root, gitDir, commonDir: gitDir, dotGitIsDir: false, folder: true };
+}
+
 function errnoCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -58,7 +84,7 @@ function errnoCode(err: unknown): string | undefined {
  * commands need them, so the sandboxes share them copy-on-write (overlay) or copy them.
  */
 export async function findHeavyDirs(repo: RepoInfo): Promise<string[]> {
-  const out = await userRepoGit()(
+  const out = await userTreeGit(repo)(
     ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'],
     { cwd: repo.root },
   );

@@ -428,6 +428,14 @@ export class Sandbox {
     const { ctx } = this.owner;
     const { repo } = ctx;
     await refuseUnsafeChanges(ctx, patch, this.owner.policy, repo.root);
+    const snapshot = ctx.snapshot.tree;
+    // Made before the apply, so that the record is there as soon as the files are: the user's
+    // edits are told apart from what was delivered by it (see workingTreeChanges), and a watcher
+    // comparing the moment the files change must not take a partial delivery for the user's edit.
+    // A diff taken from somewhere else that does not fit leaves the record as it was: its changes
+    // are offered again, never lost.
+    const tree =
+      !patch.isEmpty && remember ? await treeWithPatch(ctx, deliveredTree(this.deliveredRecord, snapshot) ?? snapshot, patch.patchBytes) : undefined;
     const result = await applyPatch(
       ctx,
       {
@@ -438,18 +446,11 @@ export class Sandbox {
       },
       patch,
     );
-    if (!patch.isEmpty && remember) {
-      const snapshot = ctx.snapshot.tree;
-      const base = deliveredTree(this.deliveredRecord, snapshot) ?? snapshot;
-      // A diff taken from somewhere else that does not fit leaves the record as it was: its
-      // changes are offered again, never lost.
-      const tree = await treeWithPatch(ctx, base, patch.patchBytes);
-      if (tree !== undefined) {
-        this.deliveredRecord = { snapshot, tree };
-        // Diffs for the working tree start from what was delivered: those made before no longer hold.
-        this.diffs.clear();
-        await this.owner.save();
-      }
+    if (tree !== undefined) {
+      this.deliveredRecord = { snapshot, tree };
+      // Diffs for the working tree start from what was delivered: those made before no longer hold.
+      this.diffs.clear();
+      await this.owner.save();
     }
     return result;
   }

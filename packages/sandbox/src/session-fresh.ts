@@ -115,7 +115,8 @@ export async function completeFreshSession(begun: Begun): Promise<Started> {
     };
     // What new sandboxes' git starts with (see sandboxViewIndex), built while the backend opens
     // rather than when the first sandbox is made; a failure is met again, and reported, there.
-    void sandboxViewIndex(ctx);
+    // A folder's sandboxes have no git.
+    if (!repo.folder) void sandboxViewIndex(ctx);
     return { ctx, backend, record };
   } catch (err) {
     await removeTree(sessionDir);

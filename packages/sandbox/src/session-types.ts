@@ -10,6 +10,15 @@ export interface OpenSessionOptions {
   /** Storage root; `$XDG_STATE_HOME/infinity-code` (or `~/.local/state/infinity-code`) by default. */
   stateDir?: string;
   /**
+   * Outside every git repository, work on the folder `repo` names, as it is: its snapshots are
+   * kept in a private git dir under `stateDir` (never a `.git` in the folder), and diffs, applying
+   * and resuming work as in a repository; its sandboxes have no `.git`. `/`, the home directory
+   * and directories holding it are refused ('not-a-repo'); bounding the folder's size is the
+   * caller's (folderProblem with maxFiles, from `@infinity-code/sandbox/repo-problems`). Without
+   * it, a path in no repository is refused with 'not-a-repo'.
+   */
+  allowFolder?: boolean;
+  /**
    * Backend to use; chosen by the start-up probe when omitted. When resuming, the session's own
    * backend is used: naming another one is an error.
    */

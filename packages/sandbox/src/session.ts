@@ -111,8 +111,8 @@ export class SandboxSession {
   }
 
   static async open(opts: OpenSessionOptions): Promise<SandboxSession> {
-    const repo = await resolveRepo(opts.repo);
     const stateDir = path.resolve(opts.stateDir ?? defaultStateDir());
+    const repo = await resolveRepo(opts.repo, opts.allowFolder ? { folderStateDir: stateDir } : {});
     requireStateDirOutside(repo.root, stateDir);
     // Sessions of this repository are never collected here, whatever their age: the user may be
     // about to resume one (or is resuming one right now).
@@ -296,8 +296,9 @@ export class SandboxSession {
   /**
    * Working-tree paths (files and symlinks; modified, added or deleted) that differ from the
    * session's current snapshot: what refreshBase() would bring in now. With `except`, paths
-   * where the working tree has exactly what that sandbox has are left out: changes that came
-   * from it (applyToWorkingTree) are not the user's. Costs what a snapshot does (the user's index
+   * where the working tree has exactly what that sandbox has, or what it received from it (some
+   * hunks of a file accepted), are left out: changes that came from it (applyToWorkingTree) are
+   * not the user's. Costs what a snapshot does (the user's index
    * stat cache means only changed files are read), and writes nothing the sandboxes use. Names
    * that are not UTF-8 read as git shows them (`caf\351.txt`).
    */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { hostGit, withGitArgs, type GitRunner } from './git.js';
+import type { RepoInfo } from './repo.js';
 
 /**
  * The two kinds of git this package runs, and what each may trust.
@@ -14,7 +15,9 @@ import { hostGit, withGitArgs, type GitRunner } from './git.js';
  * program. A `.gitattributes` naming a driver then runs nothing: git skips undefined drivers.
  *
  * In the user's own repository (snapshots of their tree, applying to it) their config is theirs
- * to use, filters included; only the programs git would start on its own are switched off.
+ * to use, filters included; only the programs git would start on its own are switched off. In a
+ * folder without a repository, that git dir is a private one of ours (folder-repo.ts), outside
+ * every sandbox's view, and the user's global config is read as it would be in a repository.
  */
 
 // Each names a program git would run, or rules git would read, from outside the session's git dir.
@@ -74,6 +77,21 @@ export function sealedScript(gitDir: string): { gitArgs: string[]; env: Record<s
 /** sealGit over git run by this process directly. */
 export function sealedGit(gitDir: string): GitRunner {
   return sealGit(hostGit, gitDir);
+}
+
+/**
+ * What tells git where the user's tree is: nothing in a repository (git finds it from its working
+ * directory); in a folder without one, its private git dir and the folder as the work tree (git
+ * would find no repository there, or, were one made since, not ours).
+ */
+export function userTreeArgs(repo: RepoInfo): string[] {
+  return repo.folder ? [`--git-dir=${repo.gitDir}`, `--work-tree=${repo.root}`] : [];
+}
+
+/** userRepoGit for `repo`'s tree, run with the tree's root as its working directory (see userTreeArgs). */
+export function userTreeGit(repo: RepoInfo): GitRunner {
+  const pre = [...userTreeArgs(repo), ...USER_REPO_SWITCHES];
+  return (args, opts = {}) => hostGit(...withGitArgs(pre, args, opts));
 }
 
 /** git in the user's repository, with their config (see USER_REPO_SWITCHES); bound to `gitDir` when given. */

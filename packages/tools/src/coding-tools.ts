@@ -22,6 +22,11 @@ export interface CodingToolsSetup extends CodingToolsOptions {
    * Off when absent or false.
    */
   nestedInstructions?: boolean | NestedInstructionsOptions;
+  /**
+   * Absolute directories outside the repository that read_file, grep and list_files may read by
+   * absolute path (--add-dir), through the sandbox's confined view; never written.
+   */
+  readDirs?: readonly string[];
 }
 
 export interface CodingTools {
@@ -50,6 +55,7 @@ export function codingTools(opts: CodingToolsSetup): CodingTools {
     sandboxFor: opts.sandboxFor,
     repoRoot: opts.repoRoot,
     order,
+    ...(opts.readDirs && opts.readDirs.length > 0 ? { readDirs: opts.readDirs } : {}),
     ...(nested ? { instructions: new NestedInstructions(opts.repoRoot, nested === true ? {} : nested) } : {}),
   };
   const executeCommand = executeCommandTool(opts, order);

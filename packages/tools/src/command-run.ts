@@ -101,6 +101,8 @@ export class CommandRun {
   private readonly abort = new AbortController();
   private buffer: OutputBuffer;
   private cancelled = false;
+  /** Cancelled by the user from the UI (see CancelOptions.byUser): its end is said quietly, as theirs. */
+  private stoppedByUser = false;
   private timedOut = false;
   private chain: Promise<void> = Promise.resolve();
   private seq = 0;
@@ -148,10 +150,14 @@ export class CommandRun {
     if (this.phase === 'fast') this.streamInBackground();
   }
 
-  /** Kills the process group; the answer ("cancelled") follows when the command is gone. */
-  cancel(): void {
+  /**
+   * Kills the process group; the answer ("cancelled", or "stopped by the user") follows when the
+   * command is gone.
+   */
+  cancel(byUser = false): void {
     if (this.phase === 'finished' || this.cancelled) return;
     this.cancelled = true;
+    this.stoppedByUser = byUser;
     // Still waiting for its turn: stop waiting at once (earlier file changes may take a while).
     this.deps.turn.leave();
     this.abort.abort();
@@ -162,12 +168,12 @@ export class CommandRun {
     const refused = this.deps.check(this.command, sb);
     if (refused !== undefined) return this.answer({ content: `Error: ${refused}`, isError: true });
     const blocked = await this.deps.gate(this.command, sb, this.abort.signal);
-    if (this.cancelled) return this.answer({ content: 'Command cancelled before it started.', isError: true });
+    if (this.cancelled) return this.answer({ content: this.notStarted(), isError: true });
     if (blocked !== undefined) return this.answer({ content: `Error: ${blocked}`, isError: true });
     // Waited for here, after the gate: earlier file changes went on meanwhile, even if the user was asked.
     const go = await this.deps.turn.ready;
     this.deps.turn.leave();
-    if (!go || this.cancelled) return this.answer({ content: 'Command cancelled before it started.', isError: true });
+    if (!go || this.cancelled) return this.answer({ content: this.notStarted(), isError: true });
     // The abort signal kills the command's whole process group (the sandbox sees to it).
     const result = await this.execute(sb, false);
     if (this.phase !== 'fast' || this.cancelled || this.timedOut || result.exitCode === 0 || !this.deps.askNetwork) {
@@ -180,6 +186,10 @@ export class CommandRun {
       return this.finish(await this.execute(sb, true), `${NETWORK_RERUN}\n`, undefined, true);
     }
     return this.finish(result, '', output);
+  }
+
+  private notStarted(): string {
+    return this.stoppedByUser ? 'The user stopped the command before it started.' : 'Command cancelled before it started.';
   }
 
   /** Runs the command once (the fast window and the time limit start anew), collecting its output. */
@@ -232,6 +242,7 @@ export class CommandRun {
 
   private ending(result: ExecResult): Ending {
     if (this.timedOut) return { line: this.limitLine(), summary: 'stopped at the time limit' };
+    if (this.stoppedByUser) return { line: '[stopped by the user]', summary: 'stopped by you' };
     if (this.cancelled) return { line: '[cancelled]', summary: 'cancelled' };
     const status = exitStatus(result);
     // The sandbox's storage is over its disk limit: the model must know why writes fail, and what to do.
@@ -345,8 +356,10 @@ export class CommandRun {
   }
 
   private emit(event: ToolEvent, suffix: string): void {
+    // The user stopped it: the thread hears so with whatever wakes it next, and isn't woken to carry on.
+    const quiet = event.final === true && this.stoppedByUser ? { quiet: true } : {};
     // Stable ids: a redelivered event is dropped as a duplicate, never shown twice.
-    this.enqueue(() => this.ctx.emit({ ...event, associative: true, id: `${this.ctx.call.id}:${suffix}` }));
+    this.enqueue(() => this.ctx.emit({ ...event, ...quiet, associative: true, id: `${this.ctx.call.id}:${suffix}` }));
   }
 
   private enqueue(send: () => Promise<void>): void {

@@ -158,6 +158,43 @@ describe('execute_command as a subscription', { timeout: 45_000 }, () => {
       }
     });
 
+    it('the user stopping it from the UI kills the group without waking the thread; the thread reads so with its next input', async () => {
+      const requests: CompletionRequest[] = [];
+      const agent = await setup(backend, (r) => {
+        requests.push(r);
+        const input = lastInput(r);
+        if (input.kind === 'user' && r.messages.length === 1) {
+          return { toolCall: { name: 'execute_command', input: { command, run_in_background: true }, id: 'bg' } };
+        }
+        return { text: input.kind === 'user' ? 'Understood.' : 'It runs.' };
+      });
+      try {
+        await agent.system.sendUserText('main', 'Start the server.');
+        const proc = await agent.started;
+        await agent.waitFor(isResult('bg'));
+        await agent.system.whenIdle({ ignoreRunningTools: true });
+        const asked = requests.length;
+        expect(await agent.system.stopSubscription('main', 'bg')).toBe(true);
+        await agent.exec.whenIdle();
+        await agent.system.whenIdle();
+        expect(await proc.done).toMatchObject({ cancelled: true });
+        expect(await groupEnded(proc.pid), JSON.stringify(groupMembers(proc.pid))).toBe(true);
+        // Over, as far as the UI goes; the model was not asked anything more.
+        expect(agent.events.filter((e) => e.type === 'tool-progress' && e.callId === 'bg' && e.final)).toMatchObject([{ text: '[stopped by the user]' }]);
+        expect(requests).toHaveLength(asked);
+        expect(await agent.system.stopSubscription('main', 'nothing-such')).toBe(false);
+
+        await agent.system.sendUserText('main', 'Why did it stop?');
+        await agent.system.whenIdle();
+        const last = requests.at(-1)!;
+        const sent = last.messages.map((m) => m.content.map((b) => (b.type === 'text' ? b.text : b.type === 'tool_result' ? textOf(b.content) : '')).join('')).join('\n');
+        expect(sent).toMatch(/\[stopped by the user\][\s\S]*Why did it stop\?$/);
+        expect((await agent.store.loadThread('main'))!.record.subscriptions).toEqual([]);
+      } finally {
+        await agent.close();
+      }
+    });
+
     it('a user writing during the wait moves the command to the background: it is not killed, and its end still wakes the thread', async () => {
       // Ends once the test lets it (a file in its sandbox): after the user's message moved it.
       const finishing = 'echo started; while [ ! -e go ]; do sleep 0.05; done; echo done';

@@ -1,4 +1,4 @@
-import type { AsyncTool, AsyncToolContext, ToolContext } from '@infinity-code/runtime';
+import type { AsyncTool, AsyncToolContext, CancelOptions, ToolContext } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
 import { CallOrder, ORDER_NOTE } from './call-order.js';
 import { commandEnv } from './command-env.js';
@@ -130,8 +130,8 @@ export function executeCommandTool(opts: CodingToolsOptions, order: CallOrder = 
     },
     // Only a command that runs: one still waiting for its turn or the user's approval is cancelled.
     canBackground: (ctx: ToolContext) => runs.get(key(ctx.threadId, ctx.call.id))?.phase === 'fast',
-    cancel(ctx: ToolContext) {
-      runs.get(key(ctx.threadId, ctx.call.id))?.cancel();
+    cancel(ctx: ToolContext, how?: CancelOptions) {
+      runs.get(key(ctx.threadId, ctx.call.id))?.cancel(how?.byUser === true);
     },
     resume(ctx: AsyncToolContext) {
       // The process died with the previous one: end the subscription instead of leaving it open.

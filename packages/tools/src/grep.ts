@@ -1,5 +1,6 @@
 import type { AsyncTool, ToolOutput } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
+import { addedSearchPath } from './added-dirs.js';
 import { ToolError } from './errors.js';
 import { ContentMatches, FileMatches, GREP_LIMITS, MatchCounts, type GrepCollector, type OutputMode } from './grep-results.js';
 import { guardPath } from './path-guard.js';
@@ -60,8 +61,9 @@ async function grep(sb: Sandbox, env: ToolEnv, input: Record<string, unknown>): 
   const mode = (optStr(input, 'output_mode') ?? 'files_with_matches') as OutputMode;
   if (!MODES.includes(mode)) throw new ToolError(`output_mode must be one of ${MODES.map((m) => `"${m}"`).join(', ')}.`);
   const rawPath = optStr(input, 'path') ?? '';
-  const rel = await guardPath(sb, rawPath, { repoRoot: env.repoRoot, allowRoot: true });
-  if (rel !== '' && !(await sb.exists(rel))) {
+  const added = await addedSearchPath(sb, env, rawPath);
+  const rel = added ?? (await guardPath(sb, rawPath, { repoRoot: env.repoRoot, allowRoot: true }));
+  if (added === undefined && rel !== '' && !(await sb.exists(rel))) {
     throw new ToolError(`"${rel}" does not exist. Give a file or directory relative to the repository root (list_files shows what is there).`);
   }
   const globs = [optStr(input, 'glob'), optStr(input, 'include')].filter((g): g is string => g !== undefined && g !== '');

@@ -18,6 +18,7 @@ export { commandShell, type CommandShell } from './command-shell.js';
 export { DECLINED_UNCONTAINED, REFUSED_UNCONTAINED, type CommandRequest, type UncontainedPolicy } from './command-gate.js';
 export { PathEscapeError, ToolError } from './errors.js';
 export { READ_LIMITS } from './read-file.js';
+export { storedResultDisplay } from './result-display.js';
 export { GREP_LIMITS } from './grep-results.js';
 export { LIST_LIMIT } from './list-files.js';
 export { stripAnsi } from './ansi.js';

@@ -1,5 +1,6 @@
 import type { AsyncTool, ToolOutput } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
+import { addedSearchPath } from './added-dirs.js';
 import { ToolError } from './errors.js';
 import { guardPath } from './path-guard.js';
 import { runRipgrep } from './ripgrep.js';
@@ -33,8 +34,9 @@ export function listFilesTool(env: ToolEnv): AsyncTool {
 async function listFiles(sb: Sandbox, env: ToolEnv, input: Record<string, unknown>): Promise<ToolOutput> {
   const raw = optStr(input, 'path') ?? '';
   const pattern = optStr(input, 'pattern');
-  const rel = await guardPath(sb, raw, { repoRoot: env.repoRoot, allowRoot: true });
-  if (rel !== '' && !(await sb.exists(rel))) {
+  const added = await addedSearchPath(sb, env, raw);
+  const rel = added ?? (await guardPath(sb, raw, { repoRoot: env.repoRoot, allowRoot: true }));
+  if (added === undefined && rel !== '' && !(await sb.exists(rel))) {
     throw new ToolError(`"${rel}" does not exist. List its parent directory to see what is there.`);
   }
   const files: string[] = [];

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '@infinity-code/sandbox';
 import type { CodingToolsSetup } from './coding-tools.js';
 import { dirsOf, ShownDirs } from './nested-instructions.js';
+import { storedResultDisplay } from './result-display.js';
 import { ToolAgent, type AgentOptions } from './test-support/agent.js';
 import { backendsUnderTest, Fixtures } from './test-support/fixtures.js';
 
@@ -77,6 +78,8 @@ describe.each(backends)('nested instructions (%s backend)', { timeout: 30_000 },
         '<imported file="src/api/docs/style.md">\nSTYLE, and @../../../README.md\n\n<imported file="README.md">\nREADME TEXT\n</imported>\n</imported>\n</instructions>',
     );
     for (const absent of ['ROOT RULES', 'API CLAUDE', 'FENCED', 'SPAN']) expect(first.text).not.toContain(absent);
+    // Read back as stored, the result still gives UIs the read's own line, not the instructions.
+    expect(storedResultDisplay({ name: 'read_file' }, first)).toEqual(first.display);
 
     // Deeper: only what the thread was not shown yet.
     const deeper = await agent.call('read_file', { path: 'src/api/v2/route.ts' }, t);

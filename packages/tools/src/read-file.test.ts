@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '@infinity-code/sandbox';
+import { storedResultDisplay } from './result-display.js';
 import { ToolAgent } from './test-support/agent.js';
 import { backendsUnderTest, Fixtures, PNG_1X1 } from './test-support/fixtures.js';
 
@@ -121,6 +122,32 @@ describe.each(backends)('read_file (%s backend)', { timeout: 30_000 }, (backend)
         { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_1X1.toString('base64') } },
       ]);
     }
+  });
+
+  it('a result read back as stored (a resumed transcript) gives UIs what the live call gave them', async () => {
+    const answers = [
+      await read({ path: 'src/a.ts' }),
+      await read({ path: 'src/a.ts', start_line: 3, end_line: 5 }),
+      await read({ path: 'src/a.ts', start_line: 9, end_line: 40 }),
+      await read({ path: 'big.txt' }),
+      await read({ path: 'empty.txt' }),
+      await read({ path: 'crlf.txt' }),
+      await read({ path: 'img.png' }),
+    ];
+    for (const r of answers) {
+      expect(r.display).toBeDefined();
+      expect(storedResultDisplay({ name: 'read_file' }, r)).toEqual(r.display);
+    }
+    expect(answers.map((r) => r.display?.summary)).toEqual(['10 lines', 'lines 3-5 of 10', 'lines 9-10 of 10', 'lines 1-2000 of 5000', 'empty file', '2 lines', `image, image/png, ${PNG_1X1.length} bytes`]);
+    // A second read of the same lines in one thread says only that they are unchanged (the line names the file).
+    await agent.call('read_file', { path: 'src/a.ts' }, 'reread');
+    const again = await agent.call('read_file', { path: 'src/a.ts' }, 'reread');
+    expect(again.display?.summary).toBe('unchanged since the last read');
+    expect(storedResultDisplay({ name: 'read_file' }, again)).toEqual({ summary: 'unchanged since the last read' });
+    // An error is shown as it was written; other tools' results are theirs to read.
+    const bin = await read({ path: 'bin.dat' });
+    expect(storedResultDisplay({ name: 'read_file' }, bin)).toBeUndefined();
+    expect(storedResultDisplay({ name: 'grep' }, answers[0])).toBeUndefined();
   });
 
   it('refuses binary and non-UTF-8 files with a message', async () => {

@@ -1,5 +1,6 @@
-import type { AsyncTool, ResultContent, ToolContext, ToolOutput } from '@infinity-code/runtime';
+import type { AsyncTool, ResultContent, ToolContext, ToolDisplay, ToolOutput } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
+import { addedDirPath, requireConfinedView, statAddedPath } from './added-dirs.js';
 import { classify } from './content-kind.js';
 import { ToolError } from './errors.js';
 import { guardPath } from './path-guard.js';
@@ -51,6 +52,26 @@ export function readFileTool(env: ToolEnv): AsyncTool {
   });
 }
 
+/**
+ * The file a path argument names: the repository's (through the sandbox), or one in a directory
+ * added with --add-dir (an absolute path; read in the confined view, see added-dirs.ts).
+ */
+async function fileAt(
+  sb: Sandbox,
+  env: ToolEnv,
+  raw: string,
+): Promise<{ rel: string; st: { type: string; size: number }; read: () => Promise<Buffer> }> {
+  const added = addedDirPath(raw, env.readDirs ?? [], [sb.root, ...(env.repoRoot ? [env.repoRoot] : [])]);
+  if (added === undefined) {
+    const rel = await guardPath(sb, raw, { repoRoot: env.repoRoot });
+    return { rel, st: await sb.stat(rel), read: () => sb.readFile(rel) };
+  }
+  requireConfinedView(sb, raw);
+  const entry = await statAddedPath(sb, added, READ_LIMITS.maxFileBytes);
+  if (entry.type === 'dir') return { rel: added, st: { type: 'dir', size: 0 }, read: () => Promise.resolve(Buffer.alloc(0)) };
+  return { rel: added, st: { type: 'file', size: entry.size }, read: () => Promise.resolve(entry.bytes ?? Buffer.alloc(0)) };
+}
+
 /** The lines asked for: start_line/end_line, or offset/limit (Claude Code's names), never both kinds. */
 function requestedRange(input: Record<string, unknown>): { start?: number; end?: number; startName: string } {
   const startLine = optInt(input, 'start_line');
@@ -77,8 +98,7 @@ async function readFile(
 ): Promise<ToolOutput> {
   const raw = str(input, 'path');
   const { start, end, startName } = requestedRange(input);
-  const rel = await guardPath(sb, raw, { repoRoot: env.repoRoot });
-  const st = await sb.stat(rel);
+  const { rel, st, read } = await fileAt(sb, env, raw);
   if (st.type === 'dir') throw new ToolError(`"${rel}" is a directory, not a file. Use list_files to see what it contains.`);
   if (st.size > READ_LIMITS.maxFileBytes) {
     throw new ToolError(
@@ -86,7 +106,7 @@ async function readFile(
         `what you need in it, or execute_command with e.g. \`sed -n '100,200p' ${rel}\` for a range of lines.`,
     );
   }
-  const bytes = await sb.readFile(rel);
+  const bytes = await read();
   const content = classify(bytes);
   if (content.kind === 'image') {
     if (bytes.length > READ_LIMITS.maxImageBytes) {
@@ -109,13 +129,41 @@ async function readFile(
   const hash = contentHash(bytes);
   if (memory.seen(ctx.thread, rel, range, hash)) {
     return {
-      content: `File unchanged since your last read of it (${plural(lines.length, 'line')}); its content is in your earlier read_file result.`,
-      display: { title: `Read ${rel}`, summary: 'unchanged since the last read' },
+      content: `${UNCHANGED} (${plural(lines.length, 'line')}); its content is in your earlier read_file result.`,
+      display: { title: `Read ${rel}`, summary: UNCHANGED_SUMMARY },
     };
   }
   const excerpt = renderLines(rel, lines, start, end, startName);
   memory.remember(ctx.thread, rel, range, hash);
   return { content: excerpt.text, display: { title: `Read ${rel}`, summary: shownLines(excerpt) } };
+}
+
+const UNCHANGED = 'File unchanged since your last read of it';
+const UNCHANGED_SUMMARY = 'unchanged since the last read';
+
+/**
+ * What a finished read showed UIs, read back from its result as stored (a resumed session's
+ * transcript: the display of live events is not stored), so the row says `Read a.ts · 120
+ * lines` as it did live, not the model's `<file name=…>` text. Undefined for what is not a
+ * read's result.
+ */
+export function readResultDisplay(content: readonly ResultContent[]): ToolDisplay | undefined {
+  const text = content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n');
+  if (text.startsWith(UNCHANGED)) return { summary: UNCHANGED_SUMMARY };
+  const image = /^Image (.+) \(([^,()]+), (\d+) bytes\):$/.exec(text);
+  if (image && content.some((c) => c.type === 'image')) return { title: `Read ${image[1]}`, summary: `image, ${image[2]}, ${plural(Number(image[3]), 'byte')}` };
+  const lines = text.split('\n');
+  const header = /^<file name="(.*)" lines="(\d+)">$/.exec(lines[0] ?? '');
+  if (!header) return undefined;
+  const total = Number(header[2]);
+  const shown: number[] = [];
+  for (const line of lines.slice(1)) {
+    if (line === '</file>') break;
+    const n = /^ *(\d+)\t/.exec(line);
+    if (n) shown.push(Number(n[1]));
+  }
+  const first = shown[0] ?? 0;
+  return { title: `Read ${header[1]}`, summary: shownLines({ text, first, last: shown.at(-1) ?? 0, total }) };
 }
 
 /** What a read showed, for UIs: `120 lines`, `lines 40-60 of 120`, `empty file`. */

@@ -16,6 +16,8 @@ export interface ToolEnv {
    * NestedInstructions); absent, results are the tools' own.
    */
   instructions?: NestedInstructions;
+  /** Directories outside the repository its read tools may read by absolute path (see added-dirs.ts). */
+  readDirs?: readonly string[];
 }
 
 /** The answer to a call cancelled while it waited for its turn: it never ran. */

@@ -162,6 +162,28 @@ describe('children, their reports and the review of their diffs', () => {
   });
 });
 
+describe('a hunk longer than the screen', () => {
+  it('e prints it whole above the review, into the scrollback, and the review goes on below', async () => {
+    const lines = Array.from({ length: 200 }, (_, i) => `+line ${i + 1}`);
+    const big: ReviewDiff = { files: [{ path: 'big.txt', status: 'added', hunks: [{ id: 'big.txt#0', header: '@@ -0,0 +1,200 @@', lines }], decisionIds: ['big.txt#0'] }] };
+    rig = await startRig({
+      brain: () => ({ text: 'ok' }),
+      hooks: { showDiff: async () => big, applyToWorkingTree: async () => ({ message: 'Applied.' }) },
+    });
+    await rig.submit('/diff');
+    expect(rig.frame()).not.toContain('+line 200');
+    await rig.press('e');
+    const f = rig.frame();
+    const printed = f.slice(0, f.indexOf('Review:'));
+    expect(printed).toMatch(/Under review: big\.txt, all 200 lines\n\s+@@ -0,0 \+1,200 @@\n\s+\+line 1\n/);
+    expect(printed).toMatch(/\+line 199\n\s+\+line 200\n/);
+    expect(f.slice(f.indexOf('Review:'))).toContain('shown whole above (e again)');
+    await rig.press('a', '\r');
+    await rig.settle();
+    expect(rig.frame()).toContain('Applied.');
+  });
+});
+
 describe('quitting with a review pending', () => {
   it('quit abandons a decision that will not come (the runtime re-asks on the next start)', async () => {
     rig = await startRig({

@@ -27,10 +27,12 @@ export interface AppProps {
   animate?: boolean;
   /** The repository as the prompt sees it: project commands, `@` paths and the files they name. */
   workspace?: PromptWorkspace;
+  /** Submitted once at the start, as if typed (`infinity-code "task"`, the demo's task). */
+  firstLine?: string;
 }
 
 /** The whole screen: transcript above, then the live turn, children, the input and the status. */
-export function App({ store, controller, animate = true, workspace }: AppProps) {
+export function App({ store, controller, animate = true, workspace, firstLine }: AppProps) {
   const state = useSyncExternalStore(store.subscribe, store.getState);
   const { exit } = useApp();
   const { isRawModeSupported } = useStdin();
@@ -46,6 +48,13 @@ export function App({ store, controller, animate = true, workspace }: AppProps) 
     [controller, store, flow, workspace],
   );
 
+  const firstSent = useRef(false);
+  useEffect(() => {
+    if (firstLine === undefined || firstSent.current) return;
+    firstSent.current = true;
+    void submitLine(ctx, firstLine);
+  }, [ctx, firstLine]);
+
   useInput(
     (input, key) => {
       const s = store.getState();
@@ -54,15 +63,17 @@ export function App({ store, controller, animate = true, workspace }: AppProps) 
         // Asked what becomes of the changes, a user pressing Ctrl+C again wants out: keep them.
         if (s.quitAsk) return flow.leave('keep');
         if (s.quitArmed) return flow.request();
-        stopRun(ctx);
+        stopRun(ctx, 'step');
         store.dispatch({ type: 'ui:quit-armed', armed: true });
         clearTimeout(disarm.current);
         disarm.current = setTimeout(() => store.dispatch({ type: 'ui:quit-armed', armed: false }), QUIT_WINDOW_MS);
         return;
       }
       if (key.ctrl && input === 'd') return flow.request();
-      // Esc belongs to the question, the review or the approval while one is open.
-      if (key.escape && !s.quitAsk && s.reviews.length === 0 && s.approvals.length === 0 && s.busy) stopRun(ctx);
+      // Esc belongs to the question, the review or the approval while one is open; then it stops
+      // the model, and pressed again (or with the model idle) the commands in the background.
+      const running = s.busy || s.background.length > 0;
+      if (key.escape && !s.quitAsk && s.reviews.length === 0 && s.approvals.length === 0 && running) stopRun(ctx, 'step');
     },
     { isActive: keyboard },
   );
@@ -76,7 +87,16 @@ export function App({ store, controller, animate = true, workspace }: AppProps) 
   return (
     <Box flexDirection="column">
       <Transcript items={state.items} epoch={state.epoch} />
-      <LiveTurn text={state.liveText} thinking={state.liveThinking} busy={state.busy} running={rootRunning} maxLines={Math.max(4, rows - 14)} animate={animate} />
+      <LiveTurn
+        text={state.liveText}
+        thinking={state.liveThinking}
+        busy={state.busy}
+        {...(state.completionSince !== undefined ? { since: state.completionSince } : {})}
+        {...(state.silentSince !== undefined ? { silentSince: state.silentSince } : {})}
+        running={rootRunning}
+        maxLines={Math.max(4, rows - 14)}
+        animate={animate}
+      />
       <BackgroundRows commands={state.background} rootThreadId={state.rootThreadId} threads={state.threads} animate={animate} />
       <ThreadRows threads={state.threads} animate={animate} columns={stdout.columns > 0 ? stdout.columns : 80} />
       {state.leaving ? (
@@ -103,6 +123,7 @@ export function App({ store, controller, animate = true, workspace }: AppProps) 
           {...(warning ? { warning } : {})}
           {...(review.kind === 'working-tree' ? { onDismiss: () => dismissReview(ctx, review) } : {})}
           onDecision={(d) => void decideReview(ctx, review, d)}
+          onShowInFull={(hunk) => store.dispatch({ type: 'ui:hunk-in-full', ...hunk })}
         />
       ) : (
         <PromptInput onSubmit={onSubmit} complete={complete} isActive={keyboard} placeholder="Ask for a change, or /help" />

@@ -10,9 +10,10 @@ import { expandCommand, NO_PROJECT_COMMANDS } from '../project-commands.js';
 import type { PromptWorkspace } from '../prompt-workspace.js';
 import { withAttachments } from '../user-message.js';
 import { leftBehindLine } from '../pending-changes.js';
+import { backgroundReport, stoppedText } from './background-report.js';
 import { helpText, parseSlash, type SlashCommand } from './slash-commands.js';
 import type { UiStore } from './store.js';
-import type { PendingReview } from './ui-state.js';
+import type { PendingReview, UiState } from './ui-state.js';
 
 /** What the App gives the command layer: the controller, the UI store, and how to leave. */
 export interface CommandContext {
@@ -70,8 +71,12 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
       case 'quit':
         return ctx.quit();
       case 'stop':
-        if (!stopRun(ctx)) say(ctx, 'Nothing is running.');
+        if (!stopRun(ctx)) say(ctx, nothingToStop(store.getState()));
         return;
+      case 'bg': {
+        const s = store.getState();
+        return say(ctx, backgroundReport(s.background, s, Date.now()));
+      }
       case 'compact':
         // The runtime's compaction events put the notices in the transcript.
         return await controller.compact();
@@ -160,11 +165,30 @@ export async function runCommand(ctx: CommandContext, cmd: SlashCommand): Promis
   }
 }
 
-/** Stops what runs (Esc, /stop, Ctrl+C) and says so in the transcript; false when nothing ran. */
-export function stopRun(ctx: CommandContext): boolean {
-  const stopped = ctx.controller.stop();
-  if (stopped) say(ctx, 'Stopped. Send a message to go on.');
-  return stopped;
+/**
+ * Stops what runs and says so in the transcript; false when nothing ran. `all` (/stop): the
+ * model's completions and the session's commands in the background. `step` (Esc, Ctrl+C): the
+ * completions if any run, else the background commands, so a stop of the model spares the
+ * user's dev server until asked again.
+ */
+export function stopRun(ctx: CommandContext, scope: 'all' | 'step' = 'all'): boolean {
+  const model = ctx.controller.stop();
+  const running = ctx.store.getState().background;
+  const commands = scope === 'all' || !model ? running : [];
+  for (const c of commands) {
+    // Its row goes once the command is gone (its last output says so).
+    ctx.controller.stopCommand(c.threadId, c.callId).catch((err: unknown) => say(ctx, `Could not stop ${c.display}: ${errorText(err)}`, 'error'));
+  }
+  if (!model && commands.length === 0) return false;
+  say(ctx, stoppedText({ model, commands, leftRunning: running.length - commands.length }));
+  return true;
+}
+
+/** `/stop` with nothing to stop: said plainly, or what the agent waits for and how to end it. */
+function nothingToStop(s: UiState): string {
+  const waiting = s.running.find((r) => r.threadId === s.rootThreadId && !r.sync && !r.passive);
+  if (!waiting) return 'Nothing is running.';
+  return `The agent waits for ${waiting.display}, which ends by itself; a message from you interrupts the wait.`;
 }
 
 /** Esc on a review of the session's changes: it closes, nothing is applied, `/diff` brings it back. */

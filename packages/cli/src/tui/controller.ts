@@ -12,7 +12,7 @@ export interface TuiInfo {
   effort?: Effort;
   /** The model's context window in tokens (for the context % in the status line). */
   contextWindow: number;
-  /** The sandbox backend in use (overlay, fuse-overlayfs, reflink, copy...). */
+  /** What the status line says after "sandbox": on, or off (commands unconfined), in the user's words. */
   backend: string;
   sessionId: string;
   /** The session's root thread; defaults to `sessionId` (a session is its root thread). */
@@ -104,6 +104,12 @@ export interface TuiController {
   send(text: string): Promise<void>;
   /** Stop the running slice(s); false when nothing was running. */
   stop(): boolean;
+  /**
+   * Stop a thread's command running in the background (see UiState.background): it is killed,
+   * and the thread reads that the user stopped it when it next wakes, without being woken for it.
+   * False when it was not running (any more).
+   */
+  stopCommand(threadId: string, callId: string): Promise<boolean>;
   /** Summarise the root thread's history now. */
   compact(): Promise<void>;
   /**

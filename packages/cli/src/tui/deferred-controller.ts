@@ -32,6 +32,8 @@ export function deferredController(ready: Promise<TuiController>): TuiController
     onReviewRequest: (listener: (r: ReviewRequest) => void) => later((c) => c.onReviewRequest(listener)),
     send: async (text) => (await ready).send(text),
     stop: () => live?.stop() ?? false,
+    // Nothing runs before the session has opened.
+    stopCommand: (threadId, callId) => live?.stopCommand(threadId, callId) ?? Promise.resolve(false),
     compact: async () => (await ready).compact(),
     async quit(changes) {
       // A session that failed to open has nothing to release.

@@ -6,16 +6,17 @@ export const DIFF_LINES = 12;
 
 /**
  * A call's change as a few coloured lines of its unified diff. The file header lines go (the
- * row above names the file); the rest is cut at `max`, saying how much more there is.
+ * row above names the file); the rest is cut at `max`, saying how much more there is. Lines are
+ * cut at the terminal's edge unless `wrap` (a diff shown whole is read to the end of each line).
  */
-export function DiffLines({ diff, max = DIFF_LINES }: { diff: string; max?: number }) {
+export function DiffLines({ diff, max = DIFF_LINES, wrap = false }: { diff: string; max?: number; wrap?: boolean }) {
   const lines = diff.split('\n');
   const body = lines.slice(headerLength(lines));
   const shown = body.slice(0, max);
   return (
     <Box flexDirection="column" paddingLeft={4}>
       {shown.map((l, i) => (
-        <Text key={i} wrap="truncate-end" color={l.startsWith('@@') ? 'cyan' : l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : undefined} dimColor={l.startsWith(' ')}>
+        <Text key={i} wrap={wrap ? 'wrap' : 'truncate-end'} color={l.startsWith('@@') ? 'cyan' : l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : undefined} dimColor={l.startsWith(' ')}>
           {l === '' ? ' ' : terminalSafe(l)}
         </Text>
       ))}

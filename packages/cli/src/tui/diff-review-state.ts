@@ -18,7 +18,20 @@ export interface ReviewState {
   /** A line for the footer (why finishing isn't possible yet). */
   message: string | null;
   done: boolean;
+  /**
+   * The first line of the shown hunk (see shownHunk) in view: a hunk longer than the screen is
+   * read by scrolling, so nothing is accepted unseen. Back to 0 when another hunk is shown.
+   */
+  scroll: number;
+  /**
+   * The hunk last printed whole above the review (into the terminal's scrollback, where a hunk
+   * of any length can be read, searched and copied), so the footer can point there.
+   */
+  shownInFull: { file: number; hunk: number } | null;
 }
+
+/** How far a scroll goes: a line, a page (the lines in view), or to either end. */
+export type ScrollStep = 'line' | 'page' | 'end';
 
 export type ReviewAction =
   | { type: 'move'; by: number }
@@ -31,7 +44,11 @@ export type ReviewAction =
   | { type: 'reason-cancel' }
   /** Esc on a review that can't be closed undecided (a child waits for it): say what to do. */
   | { type: 'needs-decision' }
-  | { type: 'finish' };
+  | { type: 'finish' }
+  /** Scrolls the shown hunk; `window` is how many of its lines are in view. */
+  | { type: 'scroll'; by: ScrollStep; dir: 1 | -1; window: number }
+  /** Prints the shown hunk whole above the review (the view does; this records it). */
+  | { type: 'show-in-full' };
 
 export function initialReview(diff: ReviewDiff): ReviewState {
   const entries: ReviewEntry[] = [];
@@ -39,18 +56,27 @@ export function initialReview(diff: ReviewDiff): ReviewState {
     entries.push({ kind: 'file', file });
     fileHunkIds(f).forEach((id, hunk) => entries.push({ kind: 'hunk', file, hunk, id }));
   });
-  return { diff, entries, cursor: 0, verdicts: {}, reason: null, message: null, done: false };
+  return { diff, entries, cursor: 0, verdicts: {}, reason: null, message: null, done: false, scroll: 0, shownInFull: null };
 }
 
 export function reduceReview(s: ReviewState, a: ReviewAction): ReviewState {
   if (s.done) return s;
   switch (a.type) {
     case 'move':
-      return { ...s, cursor: clamp(s.cursor + a.by, 0, s.entries.length - 1), message: null };
+      return withCursor({ ...s, message: null }, clamp(s.cursor + a.by, 0, s.entries.length - 1));
     case 'accept': {
       const ids = a.scope === 'all' ? allHunkIds(s.diff) : idsOf(s, s.cursor);
       return advance(decide(s, ids, { accepted: true }), a.scope);
     }
+    case 'scroll': {
+      const window = Math.max(1, a.window);
+      const last = lastStart(shownLines(s).length, window);
+      const from = Math.min(s.scroll, last);
+      const step = a.by === 'line' ? 1 : a.by === 'page' ? window : last;
+      return { ...s, scroll: clamp(from + a.dir * step, 0, last) };
+    }
+    case 'show-in-full':
+      return shownLines(s).length > 0 ? { ...s, shownInFull: shownHunk(s) } : s;
     case 'reject':
       return { ...s, reason: { target: a.scope === 'all' ? { kind: 'all' } : { kind: 'entry', index: s.cursor }, text: '' }, message: null };
     case 'reason-input':
@@ -97,6 +123,45 @@ export function currentFile(s: ReviewState): number {
   return s.entries[s.cursor]?.file ?? 0;
 }
 
+/** The hunk whose lines are shown: the focused one, or a file's first when its line is focused. */
+export function shownHunk(s: ReviewState): { file: number; hunk: number } {
+  const e = s.entries[s.cursor];
+  return { file: e?.file ?? 0, hunk: e?.kind === 'hunk' ? e.hunk : 0 };
+}
+
+/** The lines of the shown hunk (none for a file without text hunks). */
+export function shownLines(s: ReviewState): readonly string[] {
+  const { file, hunk } = shownHunk(s);
+  return s.diff.files[file]?.hunks[hunk]?.lines ?? [];
+}
+
+/** Whether the shown hunk is the one last printed whole above the review. */
+export function isShownInFull(s: ReviewState): boolean {
+  const shown = shownHunk(s);
+  return s.shownInFull?.file === shown.file && s.shownInFull.hunk === shown.hunk;
+}
+
+/**
+ * Lines of the shown hunk in view when `maxLines` is the room for them: all of a hunk that fits;
+ * of a longer one two fewer, for the line saying how many are above and the footer saying where
+ * the view is, so the review is no taller than with a short hunk.
+ */
+export function viewWindow(s: ReviewState, maxLines: number): number {
+  return shownLines(s).length <= maxLines ? maxLines : Math.max(1, maxLines - 2);
+}
+
+/**
+ * Which of the shown hunk's lines are in view with `window` lines of room: `start` (0-based) up
+ * to `end` (exclusive) of `total`. The scroll is clamped here too: the room changes with the
+ * terminal's size, not only through actions.
+ */
+export function hunkView(s: ReviewState, window: number): { start: number; end: number; total: number } {
+  const total = shownLines(s).length;
+  const room = Math.max(1, window);
+  const start = clamp(s.scroll, 0, lastStart(total, room));
+  return { start, end: Math.min(total, start + room), total };
+}
+
 /**
  * A file's decisions in a few words: "✓2 ✗1" once all are made, "1 undecided" or "✓1 · 2 of 3
  * undecided" before. Pieces, so the view can colour them.
@@ -135,9 +200,22 @@ function advance(s: ReviewState, scope: 'entry' | 'all'): ReviewState {
   if (scope === 'all') return s;
   for (let i = s.cursor + 1; i < s.entries.length; i++) {
     const e = s.entries[i];
-    if (e.kind === 'hunk' && !s.verdicts[e.id]) return { ...s, cursor: i };
+    if (e.kind === 'hunk' && !s.verdicts[e.id]) return withCursor(s, i);
   }
   return s;
+}
+
+/** The cursor at `cursor`; another hunk shown starts at its top. */
+function withCursor(s: ReviewState, cursor: number): ReviewState {
+  const before = shownHunk(s);
+  const next = { ...s, cursor };
+  const after = shownHunk(next);
+  return before.file === after.file && before.hunk === after.hunk ? next : { ...next, scroll: 0 };
+}
+
+/** The last first line that still fills the view. */
+function lastStart(total: number, window: number): number {
+  return Math.max(0, total - window);
 }
 
 function clamp(n: number, lo: number, hi: number): number {

@@ -2,11 +2,15 @@ import { Box, Text, useInput, type Key } from 'ink';
 import {
   currentFile,
   fileTally,
+  hunkView,
   initialReview,
+  isShownInFull,
   reduceReview,
+  shownHunk,
   tallyParts,
   toDecision,
   undecided,
+  viewWindow,
   type ReviewAction,
   type ReviewState,
 } from './diff-review-state.js';
@@ -16,6 +20,15 @@ import { terminalSafe } from '../terminal-safe.js';
 
 export type { ReviewDecision, ReviewDiff } from '../review-diff.js';
 
+/** A hunk to print whole: which file and hunk, its `@@` line and all its lines. */
+export interface HunkInFull {
+  path: string;
+  /** "hunk 2 of 3", or "" for a file's only hunk. */
+  position: string;
+  header: string;
+  lines: readonly string[];
+}
+
 export interface DiffReviewProps {
   diff: ReviewDiff;
   title: string;
@@ -24,6 +37,11 @@ export interface DiffReviewProps {
   isActive: boolean;
   /** Lines of the focused hunk to show; keeps the live region shorter than the terminal. */
   maxHunkLines?: number;
+  /**
+   * Prints a hunk whole above the review (`e`): a hunk longer than the screen, read there in the
+   * terminal's scrollback. Without it, `e` is not offered.
+   */
+  onShowInFull?: (hunk: HunkInFull) => void;
   /** Said before anything is applied: files of this diff the user edited too (see editWarning). */
   warning?: { files: string[]; text: string };
   /** Esc closes the review undecided (nothing applied); without it, Esc says a decision is needed. */
@@ -32,7 +50,7 @@ export interface DiffReviewProps {
 
 const STATUS_LETTER: Record<ReviewFile['status'], string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
 
-function keyToAction(s: ReviewState, input: string, key: Key): ReviewAction | 'dismiss' | null {
+function keyToAction(s: ReviewState, input: string, key: Key, window: number, canShowInFull: boolean): ReviewAction | 'dismiss' | null {
   if (s.reason) {
     if (key.return) return { type: 'reason-confirm' };
     if (key.escape) return { type: 'reason-cancel' };
@@ -40,6 +58,16 @@ function keyToAction(s: ReviewState, input: string, key: Key): ReviewAction | 'd
     if (key.ctrl || input === '') return null;
     return { type: 'reason-input', text: input };
   }
+  // Scrolling the shown hunk: beside the moving keys (arrows, j/k), never in their place. J/K,
+  // Space and b are there for hands that know a pager.
+  const scroll = (by: 'line' | 'page' | 'end', dir: 1 | -1): ReviewAction => ({ type: 'scroll', by, dir, window });
+  if ((key.shift && key.upArrow) || input === 'K') return scroll('line', -1);
+  if ((key.shift && key.downArrow) || input === 'J') return scroll('line', 1);
+  if (key.pageUp || input === 'b') return scroll('page', -1);
+  if (key.pageDown || input === ' ') return scroll('page', 1);
+  if (key.home || input === 'g') return scroll('end', -1);
+  if (key.end || input === 'G') return scroll('end', 1);
+  if (input === 'e' && canShowInFull) return { type: 'show-in-full' };
   if (key.upArrow || input === 'k') return { type: 'move', by: -1 };
   if (key.downArrow || input === 'j') return { type: 'move', by: 1 };
   if (input === 'a') return { type: 'accept', scope: 'entry' };
@@ -52,24 +80,26 @@ function keyToAction(s: ReviewState, input: string, key: Key): ReviewAction | 'd
 }
 
 /** Review a diff file by file and hunk by hunk: accept, or reject with a reason. */
-export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 20, warning, onDismiss }: DiffReviewProps) {
+export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 20, warning, onDismiss, onShowInFull }: DiffReviewProps) {
   const [get, update] = useLatestState<ReviewState>(() => initialReview(diff));
   useInput(
     (input, key) => {
       const before = get();
-      let action = keyToAction(before, input, key);
+      let action = keyToAction(before, input, key, viewWindow(before, maxHunkLines), onShowInFull !== undefined);
       if (action === 'dismiss') {
         if (onDismiss) return onDismiss();
         action = { type: 'needs-decision' };
       }
       if (!action) return;
       const next = update((s) => reduceReview(s, action));
+      if (action.type === 'show-in-full' && next.shownInFull) onShowInFull?.(hunkInFull(next));
       if (next.done && !before.done) onDecision(toDecision(next));
     },
     { isActive },
   );
   const s = get();
   const open = undecided(s).length;
+  const view = hunkView(s, viewWindow(s, maxHunkLines));
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="yellow" paddingX={1}>
       <Text bold>
@@ -78,7 +108,7 @@ export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 2
       {warning ? <Text color="red">⚠ {warning.text}</Text> : null}
       <FileList state={s} edited={warning?.files ?? []} />
       <LeftOutList items={diff.leftOut ?? []} />
-      <Hunks state={s} maxLines={maxHunkLines} />
+      <Hunks state={s} view={view} />
       {s.reason ? (
         <Text>
           <Text color="red">Reason for rejecting {targetName(s)}: </Text>
@@ -92,6 +122,7 @@ export function DiffReview({ diff, title, onDecision, isActive, maxHunkLines = 2
           {open > 0 ? ` · ${open} undecided` : ' · all decided'}
         </Text>
       )}
+      <ScrollFooter view={view} canShowInFull={onShowInFull !== undefined} shownInFull={isShownInFull(s)} />
       {s.message ? <Text color="yellow">{s.message}</Text> : null}
     </Box>
   );
@@ -144,8 +175,19 @@ function LeftOutList({ items }: { items: LeftOut[] }) {
   );
 }
 
+/** Where a hunk longer than the view is scrolled to, and the keys that scroll it or show it all. */
+function ScrollFooter({ view, canShowInFull, shownInFull }: { view: HunkView; canShowInFull: boolean; shownInFull: boolean }) {
+  if (view.total <= view.end - view.start) return null;
+  return (
+    <Text dimColor>
+      lines {view.start + 1}–{view.end} of {view.total} · ⇧↑↓ line · PgUp/PgDn page · g/G top/bottom
+      {canShowInFull ? (shownInFull ? ' · shown whole above (e again)' : ' · e show all above') : ''}
+    </Text>
+  );
+}
+
 /** The hunks of the file under the cursor; only the focused one is expanded. */
-function Hunks({ state, maxLines }: { state: ReviewState; maxLines: number }) {
+function Hunks({ state, view }: { state: ReviewState; view: HunkView }) {
   const fileIndex = currentFile(state);
   const file = state.diff.files[fileIndex];
   if (!file) return null;
@@ -169,7 +211,7 @@ function Hunks({ state, maxLines }: { state: ReviewState; maxLines: number }) {
               <Text color="cyan">{hunk ? hunk.header : `(no text changes: ${notes.length > 0 ? notes.join(', ') : file.status})`}</Text>
               {v && !v.accepted && v.reason ? <Text color="gray"> — {v.reason}</Text> : null}
             </Text>
-            {i === focusedHunk ? <HunkLines lines={lines} max={maxLines} /> : null}
+            {i === focusedHunk ? <HunkLines lines={lines} view={view} /> : null}
           </Box>
         );
       })}
@@ -177,18 +219,29 @@ function Hunks({ state, maxLines }: { state: ReviewState; maxLines: number }) {
   );
 }
 
-function HunkLines({ lines, max }: { lines: readonly string[]; max: number }) {
-  const shown = lines.slice(0, max);
+function HunkLines({ lines, view }: { lines: readonly string[]; view: HunkView }) {
+  const shown = lines.slice(view.start, view.end);
   return (
     <Box flexDirection="column" paddingLeft={4}>
+      {view.start > 0 ? <Text dimColor>… {view.start} more lines above</Text> : null}
       {shown.map((l, i) => (
-        <Text key={i} color={l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : undefined} dimColor={l.startsWith(' ')}>
+        <Text key={view.start + i} color={l.startsWith('+') ? 'green' : l.startsWith('-') ? 'red' : undefined} dimColor={l.startsWith(' ')}>
           {l === '' ? ' ' : terminalSafe(l)}
         </Text>
       ))}
-      {lines.length > max ? <Text dimColor>… {lines.length - max} more lines</Text> : null}
+      {lines.length > view.end ? <Text dimColor>… {lines.length - view.end} more lines</Text> : null}
     </Box>
   );
+}
+
+type HunkView = ReturnType<typeof hunkView>;
+
+/** The shown hunk, whole, to print above the review. */
+function hunkInFull(s: ReviewState): HunkInFull {
+  const { file, hunk } = shownHunk(s);
+  const f = s.diff.files[file];
+  const h = f.hunks[hunk];
+  return { path: f.path, position: f.hunks.length > 1 ? `hunk ${hunk + 1} of ${f.hunks.length}` : '', header: h.header, lines: h.lines };
 }
 
 function targetName(s: ReviewState): string {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { LocalSystem, MemoryStore, ScriptedProvider, type AsyncTool, type CompletionRequest, type ScriptedReply } from '@infinity-code/runtime';
+import { LocalSystem, MemoryStore, ScriptedProvider, type AsyncTool, type CompletionRequest, type HistoryMessage, type ScriptedReply } from '@infinity-code/runtime';
 import { DEFAULT_MODEL } from '@infinity-code/runtime/models';
-import { callDisplays } from './history-items.js';
+import { storedResultDisplay } from '@infinity-code/tools';
+import { callDisplays, resultDisplays } from './history-items.js';
 import { initialState, reduce, type TranscriptItem, type UiState } from './state.js';
 import { heldTool, lastText, threadOf } from './testing.js';
 
@@ -32,6 +33,8 @@ function shown(i: TranscriptItem): unknown {
       return [i.kind, i.source, i.lines];
     case 'notice':
       return [i.kind, i.level];
+    case 'hunk':
+      return [i.kind, i.path, i.lines];
     default:
       return [i.kind, i.text];
   }
@@ -99,6 +102,19 @@ describe('a resumed session shows its earlier transcript', () => {
     await system.close();
     const s = reduce(initialState(info), { type: 'ui:history', messages: history });
     expect(s.items.map(shown)).toEqual([['notice', 'compaction'], ['user', 'again'], ['assistant', 'ok']]);
+  });
+
+  it("shows a read's row as the live one did (its tool's words), never the model's <file …> excerpt", () => {
+    const excerpt = '<file name="src/a.ts" lines="10">\n     3\tconst a = 1;\n     4\tconst b = 2;\n</file>';
+    const history: HistoryMessage[] = [
+      { role: 'user', content: [{ type: 'text', text: 'look at a.ts' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'read_file', input: { path: 'src/a.ts', start_line: 3, end_line: 4 } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: [{ type: 'text', text: excerpt }] }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Seen.' }] },
+    ];
+    const s = reduce(initialState(info), { type: 'ui:history', messages: history, results: resultDisplays(history, storedResultDisplay) });
+    expect(s.items.find((i) => i.kind === 'tool')).toMatchObject({ display: 'Read src/a.ts', summary: 'lines 3-4 of 10', status: 'ok' });
+    expect(JSON.stringify(s.items)).not.toContain('<file');
   });
 
   it('shows a message that attached files as it was typed, naming the files', () => {

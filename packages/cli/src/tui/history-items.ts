@@ -1,4 +1,4 @@
-import type { HistoryMessage } from '@infinity-code/runtime';
+import type { HistoryMessage, ResultContent, ToolDisplay } from '@infinity-code/runtime';
 // The light subpaths: the UI's first frame must not wait for SQLite and the rest of the runtime.
 import { readHistory, type HistoryEntry } from '@infinity-code/runtime/history-reading';
 import { splitAttachments } from '../mentions.js';
@@ -14,7 +14,12 @@ type InjectedEntry = Extract<HistoryEntry, { kind: 'injected' }>;
  * runtime reads it (the same items live events would have produced: messages, tool rows, reports
  * and command output). Pure: the store's history in, UI items out.
  */
-export function replayHistory(s: UiState, history: readonly HistoryMessage[], displays: Readonly<Record<string, string>> = {}): UiState {
+export function replayHistory(
+  s: UiState,
+  history: readonly HistoryMessage[],
+  displays: Readonly<Record<string, string>> = {},
+  results: Readonly<Record<string, ToolDisplay>> = {},
+): UiState {
   // Display lines of the calls so far, to name the output of their subscriptions.
   const calls = new Map<string, string>();
   let next = s;
@@ -39,7 +44,9 @@ export function replayHistory(s: UiState, history: readonly HistoryMessage[], di
         // tool, else the same fallback as a live call without one.
         const display = displays[entry.call.id] ?? `${entry.call.name} ${truncate(JSON.stringify(entry.call.input), 80)}`;
         calls.set(entry.call.id, display);
-        next = pushItem(next, { kind: 'tool', display, ...outcome(entry) });
+        // As a live row: the tool's title, when its result gave one, names the call.
+        const { title, ...shown } = outcome(entry, results[entry.call.id]);
+        next = pushItem(next, { kind: 'tool', display: title ?? display, ...shown });
         break;
       }
       case 'injected':
@@ -50,7 +57,7 @@ export function replayHistory(s: UiState, history: readonly HistoryMessage[], di
   return next;
 }
 
-function outcome(entry: ToolEntry): { status: 'ok' | 'error' | 'interrupted'; summary: string } {
+function outcome(entry: ToolEntry, shown: ToolDisplay | undefined): { status: 'ok' | 'error' | 'interrupted'; summary: string; title?: string; diff?: string; output?: string[] } {
   if (!entry.result) return { status: 'interrupted', summary: 'no result (interrupted)' };
   switch (entry.ended) {
     case 'interrupted':
@@ -62,7 +69,7 @@ function outcome(entry: ToolEntry): { status: 'ok' | 'error' | 'interrupted'; su
     default:
       // A spawn's result is worded for the model: say what the live row said.
       if (entry.spawned !== undefined) return { status: 'ok', summary: `started thread ${entry.spawned}` };
-      return { status: entry.result.isError ? 'error' : 'ok', summary: finishedCall(undefined, entry.result.content).summary };
+      return { status: entry.result.isError ? 'error' : 'ok', ...finishedCall(shown, entry.result.content) };
   }
 }
 
@@ -81,6 +88,29 @@ function injected(s: UiState, entry: InjectedEntry, calls: ReadonlyMap<string, s
   return pushItem(s, { kind: 'event', source: entry.source === 'parent' ? 'parent' : source, ...eventLines(undefined, shown) });
 }
 
+
+/**
+ * What the tools give UIs for the finished calls in `history` that `read` can read back from
+ * their stored results (the model's text, a file's `<file …>` excerpt, is not for the
+ * transcript), by call id (see replayHistory).
+ */
+export function resultDisplays(
+  history: readonly HistoryMessage[],
+  read: (call: { name: string; input: Record<string, unknown> }, result: { content: readonly ResultContent[]; isError: boolean }) => ToolDisplay | undefined,
+): Record<string, ToolDisplay> {
+  const calls = new Map<string, { name: string; input: Record<string, unknown> }>();
+  const out: Record<string, ToolDisplay> = {};
+  for (const m of history) {
+    for (const b of m.content) {
+      if (b.type === 'tool_use') calls.set(b.id, b);
+      if (b.type !== 'tool_result') continue;
+      const call = calls.get(b.tool_use_id);
+      const shown = call && read(call, { content: b.content, isError: b.is_error === true });
+      if (shown) out[b.tool_use_id] = shown;
+    }
+  }
+  return out;
+}
 
 /** The display line of every call in `history` that `display` knows, by call id (see replayHistory). */
 export function callDisplays(

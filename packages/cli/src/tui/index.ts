@@ -15,6 +15,8 @@ export type {
 } from './controller.js';
 export { localController, type LocalControllerOptions, type SessionHooks } from './local-controller.js';
 export { deferredController } from './deferred-controller.js';
+export { pickSession } from './session-picker.js';
+export type { PickerSession } from './session-picker-state.js';
 export { createReviewBroker, reviewNote, type ReviewBroker, type ReviewBrokerOptions } from './review-broker.js';
 export { createCommandApprovals, type ApprovalEvent, type CommandApprovals } from './command-approvals.js';
 export { allHunkIds, diffStat, fileHunkIds, fileNotes, isReviewDiff } from '../review-diff.js';

@@ -32,6 +32,8 @@ export interface SessionHooks {
   pendingChanges?(): Promise<PendingChanges | null>;
   /** The session's MCP servers (`/mcp`); none by default. */
   mcpStatus?(): Promise<McpServerStatus[]>;
+  /** A message of the user's went to the session's root (durably queued): `text` as sent. */
+  sent?(text: string): void;
   /**
    * Settles before a message goes to the model: the session's tools are complete (MCP servers
    * started or failed), since a conversation's tools are fixed at its first request.
@@ -81,12 +83,14 @@ export function localController({ system, rootThreadId, reviews, approvals, hook
     async send(text) {
       await hooks.toolsReady?.();
       await system.sendUserText(root, text);
+      hooks.sent?.(text);
     },
     stop() {
       let stopped = false;
       for (const id of working) stopped = system.interrupt(id) || stopped;
       return stopped;
     },
+    stopCommand: (threadId, callId) => system.stopSubscription(threadId, callId),
     compact: () => system.compact(root),
     async quit(changes) {
       // A review left open is abandoned by the close; the next start asks it again.

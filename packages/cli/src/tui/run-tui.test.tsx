@@ -58,7 +58,7 @@ class FakeStdout extends EventEmitter {
 const INFO = { model: DEFAULT_MODEL, contextWindow: 200_000, backend: '…', sessionId: 'root' };
 
 /** A TUI over a real runtime (scripted model) on fake terminal streams; `/quit` ends it. */
-function startTui(opts: { ready?: Promise<object>; backend?: Promise<string> }) {
+function startTui(opts: { ready?: Promise<object>; backend?: Promise<string>; firstMessage?: string }) {
   const requests: string[] = [];
   const system = new LocalSystem({
     store: new MemoryStore(),
@@ -138,6 +138,20 @@ describe('runTui', () => {
     sandboxKnown('overlay');
     await tui.quit();
     expect(stripVTControlCharacters(tui.stdout.written)).toContain('sandbox overlay');
+  });
+
+  it('sends the first message as if typed: after a resumed transcript, shown in it, to the model', async () => {
+    const history = [
+      { role: 'user' as const, content: [{ type: 'text' as const, text: 'an earlier question' }] },
+      { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'An earlier answer.' }] },
+    ];
+    const tui = startTui({ ready: Promise.resolve({ history }), firstMessage: 'fix the login bug' });
+    await tui.stdout.shows('Answered.');
+    expect(tui.requests).toHaveLength(1);
+    expect(tui.requests[0]).toContain('fix the login bug');
+    await tui.quit();
+    const out = stripVTControlCharacters(tui.stdout.written);
+    expect(out).toMatch(/An earlier answer\.[\s\S]*› fix the login bug[\s\S]*● Answered\./);
   });
 
   it('says when the sandbox could not start, and only that the session could not when neither did', async () => {

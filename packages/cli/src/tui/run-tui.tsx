@@ -2,7 +2,7 @@ import type { HistoryMessage } from '@infinity-code/runtime';
 import { render } from 'ink';
 import type { PromptWorkspace } from '../prompt-workspace.js';
 import { App } from './app.js';
-import { callDisplays } from './history-items.js';
+import { callDisplays, resultDisplays } from './history-items.js';
 import type { TuiController, TuiInfo } from './controller.js';
 import { MarkdownProvider, type MarkdownRenderer } from './markdown.js';
 import { createUiStore } from './store.js';
@@ -25,13 +25,17 @@ export interface RunTuiOptions {
     history?: readonly HistoryMessage[];
     /** A call's display line as its tool gives it, for the earlier transcript (lines aren't stored). */
     callDisplay?: (call: { name: string; input: Record<string, unknown> }) => string | undefined;
+    /** What a finished call's tool gives UIs, read back from its stored result (see resultDisplays). */
+    resultDisplay?: Parameters<typeof resultDisplays>[1];
     /** Said once the session is open (a definition left out of .mcp.json, say). */
     notices?: readonly string[];
     /** Later notices (an MCP server that failed); returns the unsubscribe function. */
     onNotice?: (notify: (text: string, level: 'info' | 'error') => void) => () => void;
   }>;
-  /** The sandbox backend, shown in the status line when it is known (it may be after `ready`). */
+  /** The sandbox, as the status line says it (see TuiInfo.backend), once known (it may be after `ready`). */
   backend?: Promise<string>;
+  /** Sent at once as if the user typed it: it shows in the transcript and goes once the session is open. */
+  firstMessage?: string;
 }
 
 /**
@@ -49,6 +53,29 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
       level: 'error',
       text: `${what}: ${err instanceof Error ? err.message : String(err)} Quit with Ctrl+C twice.`,
     });
+  precompileEmojiRegex();
+  const ui = (firstLine: string | undefined) => (
+    <MarkdownProvider color={colorWanted(process.env)} load={loadMarkdown} onSettled={markdownSettled}>
+      <App
+        store={store}
+        controller={controller}
+        animate={opts.animate ?? true}
+        {...(opts.workspace ? { workspace: opts.workspace } : {})}
+        {...(firstLine !== undefined ? { firstLine } : {})}
+      />
+    </MarkdownProvider>
+  );
+  // With a session still opening, the first message waits for its transcript (see below).
+  const instance = render(ui(opts.ready ? undefined : opts.firstMessage), {
+    ...(opts.stdin ? { stdin: opts.stdin } : {}),
+    ...(opts.stdout ? { stdout: opts.stdout } : {}),
+    ...(opts.stderr ? { stderr: opts.stderr } : {}),
+    // Ctrl+C stops the agent first; the App quits on the second press.
+    exitOnCtrlC: false,
+    patchConsole: opts.patchConsole ?? true,
+    // Where the terminal supports it, Shift+Enter is told apart from Enter.
+    kittyKeyboard: { mode: 'auto', flags: ['disambiguateEscapeCodes'] },
+  });
   // A resumed session's transcript is printed once: rendered.
   opts.ready
     ?.then(async (ready) => {
@@ -56,12 +83,19 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
       return ready;
     })
     .then(
-    ({ history, callDisplay, notices, onNotice }) => {
+    ({ history, callDisplay, resultDisplay, notices, onNotice }) => {
       if (history && history.length > 0) {
-        store.dispatch({ type: 'ui:history', messages: history, ...(callDisplay ? { displays: callDisplays(history, callDisplay) } : {}) });
+        store.dispatch({
+          type: 'ui:history',
+          messages: history,
+          ...(callDisplay ? { displays: callDisplays(history, callDisplay) } : {}),
+          ...(resultDisplay ? { results: resultDisplays(history, resultDisplay) } : {}),
+        });
       }
       for (const text of notices ?? []) store.dispatch({ type: 'ui:notice', level: 'error', text });
       onNotice?.((text, level) => store.dispatch({ type: 'ui:notice', level, text }));
+      // After a resumed session's transcript, which it continues.
+      if (opts.firstMessage !== undefined) instance.rerender(ui(opts.firstMessage));
     },
     failed('The session could not start'),
   );
@@ -69,22 +103,6 @@ export async function runTui(controller: TuiController, info: TuiInfo, opts: Run
     (backend) => store.dispatch({ type: 'ui:backend', backend }),
     // Said once: a session that could not open has said so already.
     (err: unknown) => (opts.ready ?? Promise.resolve()).then(() => failed('The sandbox could not start')(err), () => undefined),
-  );
-  precompileEmojiRegex();
-  const instance = render(
-    <MarkdownProvider color={colorWanted(process.env)} load={loadMarkdown} onSettled={markdownSettled}>
-      <App store={store} controller={controller} animate={opts.animate ?? true} {...(opts.workspace ? { workspace: opts.workspace } : {})} />
-    </MarkdownProvider>,
-    {
-      ...(opts.stdin ? { stdin: opts.stdin } : {}),
-      ...(opts.stdout ? { stdout: opts.stdout } : {}),
-      ...(opts.stderr ? { stderr: opts.stderr } : {}),
-      // Ctrl+C stops the agent first; the App quits on the second press.
-      exitOnCtrlC: false,
-      patchConsole: opts.patchConsole ?? true,
-      // Where the terminal supports it, Shift+Enter is told apart from Enter.
-      kittyKeyboard: { mode: 'auto', flags: ['disambiguateEscapeCodes'] },
-    },
   );
   // Command files that define nothing are said once the first frame is out (and again in /help).
   for (const p of opts.workspace?.commands().problems ?? []) store.dispatch({ type: 'ui:notice', level: 'error', text: p.message });

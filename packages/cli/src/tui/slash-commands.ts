@@ -12,6 +12,7 @@ export type SlashCommand =
   | { name: 'notes' }
   | { name: 'cost' }
   | { name: 'stop' }
+  | { name: 'bg' }
   | { name: 'diff' }
   | { name: 'compact' }
   | { name: 'refresh' }
@@ -28,7 +29,8 @@ export const COMMANDS: ReadonlyArray<{ name: SlashName; args?: string; help: str
   { name: 'effort', args: '[level]', help: 'show or set how hard the model works (low, medium, high, xhigh, max, default)' },
   { name: 'notes', help: "fold or unfold the model's progress notes (its thinking between tool calls)" },
   { name: 'cost', help: 'tokens and estimated cost per thread and model' },
-  { name: 'stop', help: 'stop what the agent is doing now' },
+  { name: 'stop', help: 'stop what the agent is doing now, and its commands in the background' },
+  { name: 'bg', help: 'list the commands running in the background' },
   { name: 'diff', help: "review the session's changes and apply them to your working tree" },
   { name: 'compact', help: 'summarise the conversation to free context' },
   { name: 'refresh', help: 'let the agent see the files you edited since the session began' },
@@ -114,7 +116,8 @@ export function helpText(project: Pick<ProjectCommands, 'problems'> & { commands
     ...projectPart,
     'Keys:',
     '  Enter send · Shift+Enter, Alt+Enter or a trailing \\ new line · ↑/↓ history · Tab complete',
-    '  @path attaches a file (Tab completes it) · Esc or Ctrl+C stop the agent · Esc closes a /diff review',
+    '  @path attaches a file (Tab completes it) · Esc closes a /diff review',
+    '  Esc or Ctrl+C stop the agent, and pressed again its commands in the background',
     '  Ctrl+C twice or Ctrl+D quit (asking first what becomes of changes not in your working tree)',
   ].join('\n');
 }

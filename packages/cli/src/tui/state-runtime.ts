@@ -8,19 +8,25 @@ import { addTail, flushLive, flushThinking, notice, pushItem, updateThread, type
 
 const CLOSED_KEPT = 256;
 
-/** How a runtime event changes what the screen shows. Pure. */
-export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
+/** How a runtime event changes what the screen shows. Pure; `now`: when it happened (epoch ms), if known. */
+export function reduceRuntime(s: UiState, e: RuntimeEvent, now?: number): UiState {
   // Every thread's completions count, a closed one's last too.
   if (e.type === 'completion-finished') return completionUsage(s, e);
   if (e.threadId !== s.rootThreadId) {
     if (s.closedThreads.includes(e.threadId)) return e.type === 'error' ? reduceChild(s, e) : s;
-    return reduceChild(knowThread(s, e.threadId), e);
+    return reduceChild(knowThread(s, e.threadId), e, now);
   }
   switch (e.type) {
     case 'slice-started':
       return { ...s, busy: true };
-    case 'completion-started':
-      return flushLive(s);
+    case 'completion-started': {
+      const { silentSince: _, ...next } = flushLive(s);
+      return now === undefined ? next : { ...next, completionSince: now };
+    }
+    case 'completion-silence': {
+      const { silentSince: _, ...next } = s;
+      return e.since === null ? next : { ...next, silentSince: e.since };
+    }
     case 'text-delta': {
       const t = flushThinking(s);
       return { ...t, liveText: t.liveText + e.text };
@@ -39,7 +45,7 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
       const next = flushLive(s);
       return {
         ...next,
-        running: [...next.running, runningRow(e, display)],
+        running: [...next.running, runningRow(e, display, now)],
         rootCalls: { ...next.rootCalls, [e.call.id]: display },
       };
     }
@@ -62,7 +68,7 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
     case 'compaction-applied':
       return notice({ ...s, status: { ...s.status, contextTokens: 0 } }, 'compaction', 'Conversation compacted (the full history stays stored).');
     case 'slice-finished': {
-      const next = flushLive(s);
+      const { completionSince: _, silentSince: __, ...next } = flushLive(s);
       return { ...next, busy: false, status: { ...next.status, contextTokens: e.contextTokens } };
     }
     case 'error':
@@ -73,7 +79,7 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent): UiState {
 }
 
 /** Children don't stream into the transcript: their row says what they are doing. */
-function reduceChild(s: UiState, e: RuntimeEvent): UiState {
+function reduceChild(s: UiState, e: RuntimeEvent, now?: number): UiState {
   const id = e.threadId;
   switch (e.type) {
     case 'slice-started':
@@ -81,7 +87,7 @@ function reduceChild(s: UiState, e: RuntimeEvent): UiState {
     case 'tool-call': {
       const display = e.display ?? e.call.name;
       const next = updateThread(s, id, (t) => ({ ...t, tool: display }));
-      return { ...next, running: [...next.running, runningRow(e, display)] };
+      return { ...next, running: [...next.running, runningRow(e, display, now)] };
     }
     case 'tool-progress':
       return progress(s, e);
@@ -126,8 +132,8 @@ function knowThread(s: UiState, id: string): UiState {
   return { ...s, threads: [...s.threads, t] };
 }
 
-function runningRow(e: Extract<RuntimeEvent, { type: 'tool-call' }>, display: string): RunningTool {
-  const row: RunningTool = { callId: e.call.id, name: e.call.name, threadId: e.threadId, display, sync: e.sync, tail: [] };
+function runningRow(e: Extract<RuntimeEvent, { type: 'tool-call' }>, display: string, now: number | undefined): RunningTool {
+  const row: RunningTool = { callId: e.call.id, name: e.call.name, threadId: e.threadId, display, sync: e.sync, tail: [], ...(now !== undefined && { startedAt: now }) };
   return e.passive ? { ...row, passive: true } : row;
 }
 
@@ -190,7 +196,8 @@ function toBackground(s: UiState, threadId: string, callId: string): UiState {
   const call = s.running.find((r) => r.callId === callId && r.threadId === threadId);
   // Ended already (its result reached the thread after the command was over): nothing runs.
   if (!call || call.ended || s.background.some((b) => b.callId === callId && b.threadId === threadId)) return s;
-  return { ...s, background: [...s.background, { callId, threadId, display: call.display, tail: call.tail }] };
+  const started = call.startedAt === undefined ? {} : { startedAt: call.startedAt };
+  return { ...s, background: [...s.background, { callId, threadId, display: call.display, tail: call.tail, ...started }] };
 }
 
 function endBackground(s: UiState, threadId: string, callId: string): UiState {

@@ -66,6 +66,7 @@ describe('the UI reducer over real runtime events', () => {
     expect(s.events.some((e) => e.type === 'tool-interrupted')).toBe(true);
     const items = s.state.items.map((i) => {
       if (i.kind === 'tool') return `tool:${i.status}:${i.summary}`;
+      if (i.kind === 'hunk') return `hunk:${i.path}`;
       return i.kind === 'event' ? `event:${i.source}` : `${i.kind}:${i.text}`;
     });
     expect(items).toEqual(['user:build it', 'assistant:Building.', 'tool:interrupted:ended by your message', 'user:never mind', 'assistant:Stopped; what now?']);

@@ -1,4 +1,4 @@
-import type { HistoryMessage, RuntimeEvent } from '@infinity-code/runtime';
+import type { HistoryMessage, RuntimeEvent, ToolDisplay } from '@infinity-code/runtime';
 import type { Effort } from '@infinity-code/runtime/models';
 import { replayHistory } from './history-items.js';
 import { reduceRuntime } from './state-runtime.js';
@@ -24,8 +24,11 @@ export type UiAction =
   | { type: 'ui:notes' }
   /** The session finished opening in the background (the first frame doesn't wait for it). */
   | { type: 'ui:backend'; backend: string }
-  /** A resumed session's earlier transcript (the root's stored history), with its calls' display lines by id. */
-  | { type: 'ui:history'; messages: readonly HistoryMessage[]; displays?: Readonly<Record<string, string>> }
+  /**
+   * A resumed session's earlier transcript (the root's stored history), with its calls' display
+   * lines by id, and what their tools gave UIs for their results (see resultDisplays).
+   */
+  | { type: 'ui:history'; messages: readonly HistoryMessage[]; displays?: Readonly<Record<string, string>>; results?: Readonly<Record<string, ToolDisplay>> }
   /** A diff to review (a child's report waits for it, or `/diff`); the title defaults from the thread. */
   | { type: 'ui:review-open'; review: ReviewRequest & { title?: string } }
   /** A review was decided (or failed); it leaves the queue. */
@@ -44,19 +47,24 @@ export type UiAction =
   /** The root answered, and changes of the session wait for /diff. */
   | { type: 'ui:changes-waiting'; files: string[] }
   /** Files the user changed in the working tree since the sandboxes' base (the full list). */
-  | { type: 'ui:user-edits'; paths: string[] };
+  | { type: 'ui:user-edits'; paths: string[] }
+  /** A hunk under review, printed whole above the review. */
+  | { type: 'ui:hunk-in-full'; path: string; position: string; header: string; lines: readonly string[] };
 
 function isUiAction(x: RuntimeEvent | UiAction): x is UiAction {
   return x.type.startsWith('ui:');
 }
 
-/** The whole screen state as a function of what happened. Pure: no I/O, no clock. */
-export function reduce(s: UiState, event: RuntimeEvent | UiAction): UiState {
-  if (!isUiAction(event)) return reduceRuntime(s, deepTerminalSafe(event));
+/**
+ * The whole screen state as a function of what happened. Pure: no I/O, no clock: `now` is when
+ * it happened (epoch ms), given by the store, for how long things have been running.
+ */
+export function reduce(s: UiState, event: RuntimeEvent | UiAction, now?: number): UiState {
+  if (!isUiAction(event)) return reduceRuntime(s, deepTerminalSafe(event), now);
   // What the model, its commands and the repository's file names say never drives the terminal
   // (a stored history is shown as well); reviews and approvals keep their data exact, since what
   // is decided on them goes back to the session.
-  return reduceUi(s, event.type === 'ui:history' || event.type === 'ui:notice' ? deepTerminalSafe(event) : event);
+  return reduceUi(s, event.type === 'ui:history' || event.type === 'ui:notice' || event.type === 'ui:hunk-in-full' ? deepTerminalSafe(event) : event);
 }
 
 function reduceUi(s: UiState, a: UiAction): UiState {
@@ -91,7 +99,7 @@ function reduceUi(s: UiState, a: UiAction): UiState {
         `New session ${a.sessionId}.`,
       );
     case 'ui:history':
-      return replayHistory(s, a.messages, a.displays);
+      return replayHistory(s, a.messages, a.displays, a.results);
     case 'ui:backend':
       return { ...s, status: { ...s.status, backend: a.backend } };
     case 'ui:model':
@@ -154,5 +162,7 @@ function reduceUi(s: UiState, a: UiAction): UiState {
       return notice(s, 'info', changesWaitLine(a.files));
     case 'ui:user-edits':
       return { ...s, userEdited: a.paths };
+    case 'ui:hunk-in-full':
+      return pushItem(s, { kind: 'hunk', path: a.path, position: a.position, header: a.header, lines: a.lines });
   }
 }

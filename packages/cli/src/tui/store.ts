@@ -16,11 +16,12 @@ export interface UiStore {
   disconnect(): void;
 }
 
-export function createUiStore(controller: TuiController, info: TuiInfo): UiStore {
+/** `clock`: when each event happens, for how long things have been running (epoch ms). */
+export function createUiStore(controller: TuiController, info: TuiInfo, clock: () => number = Date.now): UiStore {
   let state = initialState(info);
   let listeners: Array<() => void> = [];
   const dispatch = (event: RuntimeEvent | UiAction) => {
-    const next = reduce(state, event);
+    const next = reduce(state, event, clock());
     if (next === state) return;
     state = next;
     for (const l of listeners) l();

@@ -1,4 +1,5 @@
 import { Box, Static, Text } from 'ink';
+import { DiffLines } from './diff-lines.js';
 import { Markdown } from './markdown.js';
 import type { TranscriptItem } from './ui-state.js';
 import { ToolRow } from './tool-row.js';
@@ -101,5 +102,15 @@ export function Entry({ item }: { item: TranscriptItem }) {
         </Text>
       );
     }
+    case 'hunk':
+      return (
+        <Box flexDirection="column" marginTop={1}>
+          <Text color="yellow">
+            Under review: {item.path}
+            {item.position ? ` ${item.position}` : ''}, all {item.lines.length} lines
+          </Text>
+          <DiffLines diff={[item.header, ...item.lines].join('\n')} max={Infinity} wrap />
+        </Box>
+      );
   }
 }

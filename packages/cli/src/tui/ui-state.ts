@@ -30,7 +30,9 @@ export type TranscriptItem =
   | { kind: 'report'; id: number; from: string; text: string; closed?: boolean; diffStat?: string }
   /** Subscription output (a background command) injected into the root; `summary` e.g. its exit status. */
   | { kind: 'event'; id: number; source: string; lines: string[]; summary?: string }
-  | { kind: 'notice'; id: number; level: NoticeLevel; text: string };
+  | { kind: 'notice'; id: number; level: NoticeLevel; text: string }
+  /** A hunk under review printed whole (`e` in the review): read in the terminal's scrollback. */
+  | { kind: 'hunk'; id: number; path: string; position: string; header: string; lines: readonly string[] };
 
 /** A tool call awaiting its result. */
 export interface RunningTool {
@@ -47,6 +49,8 @@ export interface RunningTool {
   tail: string[];
   /** The tool said the work is over; its result may still be on its way. */
   ended?: boolean;
+  /** When its call was made (epoch ms), where the store has a clock. */
+  startedAt?: number;
 }
 
 /** A command that went on in the background (its call answered "still running") and hasn't ended. */
@@ -55,6 +59,8 @@ export interface BackgroundCommand {
   threadId: string;
   display: string;
   tail: string[];
+  /** When its call was made (epoch ms), where the store has a clock. */
+  startedAt?: number;
 }
 
 /** Lines of live output kept per running command. */
@@ -126,6 +132,10 @@ export interface UiState {
   notesFull: boolean;
   /** A slice of the root runs. */
   busy: boolean;
+  /** When the root's current completion began (epoch ms), where the store has a clock. */
+  completionSince?: number;
+  /** The model API has sent nothing since then (epoch ms) for a while, in the root's completion. */
+  silentSince?: number;
   running: RunningTool[];
   /** Background commands of every thread, oldest first. */
   background: BackgroundCommand[];

@@ -155,7 +155,21 @@ export async function startFakeMessagesApi(opts: FakeMessagesApiOptions): Promis
       if (res.destroyed) return;
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${shape.id}` });
       res.flushHeaders();
+      if (reply.pingEveryMs !== undefined) keepAlive(res, reply.pingEveryMs);
       sendFrom(0, headersAt);
+    });
+  }
+
+  /** Pings until the response is over, between (never inside) the reply's frames. */
+  function keepAlive(res: ServerResponse, everyMs: number): void {
+    const t = setInterval(() => {
+      if (res.writableEnded || res.destroyed) return;
+      res.write('event: ping\ndata: {"type": "ping"}\n\n');
+    }, everyMs);
+    timers.add(t);
+    res.once('close', () => {
+      clearInterval(t);
+      timers.delete(t);
     });
   }
 

@@ -86,6 +86,8 @@ export interface FakeReply {
   /** Send response headers and `stallAfterChunks` frames (default 0), then nothing for this long. */
   stallMs?: number;
   stallAfterChunks?: number;
+  /** Send an SSE `ping` every this many ms from the headers until the reply ends, as the API keeps a quiet stream alive. */
+  pingEveryMs?: number;
   /** Send an SSE `event: error` after `afterChunks` frames (default 1), then end the response. */
   errorEvent?: { type: string; message?: string; afterChunks?: number };
 }

@@ -3,6 +3,7 @@ import { backendByName, openSession, type BackendName, type ContainmentOptions, 
 import { hookedBackend, type BackendHooks } from './hooked-backend.js';
 import { registerChangeTests } from './suite-changes.js';
 import { registerConfinementTests } from './suite-confinement.js';
+import { registerFolderTests } from './suite-folder.js';
 import { registerContainmentTests, registerExecTests } from './suite-exec.js';
 import { registerGitViewTests } from './suite-git-view.js';
 import { registerIsolationTests } from './suite-isolation.js';
@@ -34,6 +35,7 @@ export interface SuiteContext {
       hooks?: BackendHooks;
       containment?: ContainmentOptions;
       applyPolicy?: OpenSessionOptions['applyPolicy'];
+      allowFolder?: boolean;
     },
   ): Promise<SandboxSession>;
 }
@@ -53,6 +55,7 @@ export function registerBackendSuite(backend: BackendName): void {
     registerPolicyTests(ctx);
     registerTrustedGitTests(ctx);
     registerGitViewTests(ctx);
+    registerFolderTests(ctx);
   });
 }
 

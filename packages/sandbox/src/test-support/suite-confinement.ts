@@ -233,6 +233,34 @@ export function registerConfinementTests(s: SuiteContext): void {
     expect(r.stdout).toBe('0\ntoolchain\nreadable\nread-only\n');
   });
 
+  it('a readable directory (--add-dir) under /tmp or the home is shown read-only: commands read it and cannot write it, credentials and links to them stay hidden, their own /tmp stays writable', async () => {
+    // Under the shared /tmp, which commands otherwise never see (theirs is private).
+    const added = await tempDir('ic-added-', '/tmp');
+    await writeFile(path.join(added, 'notes.txt'), 'ADDED NOTES\n');
+    await symlink(path.join(home, '.ssh', 'id_test'), path.join(added, 'key-link'));
+    await mkdir(path.join(home, 'other-project'));
+    await writeFile(path.join(home, 'other-project', 'README'), 'OTHER PROJECT\n');
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const before = await hashTree(added);
+    const own = `/tmp/ic-own-${randomUUID()}.txt`;
+    const session = await s.open(repo, { containment: { readable: [added, home] } });
+    const sb = await session.create();
+    const r = await sb.run(
+      `cat ${added}/notes.txt ~/other-project/README; ` +
+        `echo pwned > ${added}/notes.txt 2>/dev/null || echo no-overwrite; ` +
+        `touch ${added}/planted 2>/dev/null || echo no-create; rm -f ${added}/notes.txt 2>/dev/null; ` +
+        `echo pwned > ~/other-project/README 2>/dev/null || echo no-home-write; ` +
+        `cat ${added}/key-link ~/.ssh/id_test 2>/dev/null; ls -A ~/.ssh | wc -l; ` +
+        `echo mine > ${own} && cat ${own}`,
+    );
+    expect(r.stdout).not.toContain('PRIVATE KEY');
+    expect(r.stdout).toBe('ADDED NOTES\nOTHER PROJECT\nno-overwrite\nno-create\nno-home-write\n0\nmine\n');
+    expect(await hashTree(added)).toEqual(before);
+    expect(await readFile(path.join(home, 'other-project', 'README'), 'utf8')).toBe('OTHER PROJECT\n');
+    // The private /tmp is still the sandbox's own: the host's has no such file.
+    await expect(readFile(own)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it("a token in the repository's remote URL does not reach commands; git in the sandbox still names the remote", async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const token = `ghp_${'Z'.repeat(36)}`;

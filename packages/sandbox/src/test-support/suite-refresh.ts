@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import { readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import type { Sandbox, SandboxSession } from '../index.js';
+import { patchFiles, selectHunks, type Sandbox, type SandboxSession } from '../index.js';
 import type { SuiteContext } from './backend-suite.js';
 import { runAndKill } from './crash.js';
 import { git, leftovers, lines, makeRepo, tempDir, viewTree } from './fixtures.js';
@@ -191,6 +191,22 @@ export function registerRefreshTests(s: SuiteContext): void {
     expect(await session.changedSinceSnapshot({ except: root })).toEqual(['b.txt']);
     await writeFile(path.join(repo, 'new.txt'), 'new, then the user\n');
     expect(await session.changedSinceSnapshot({ except: root })).toEqual(['b.txt', 'new.txt']);
+  });
+
+  it("changedSinceSnapshot({ except }) leaves out a file the working tree got part of (the hunks a review accepted), until the user edits it", async () => {
+    const repo = await makeRepo({ 'a.txt': lines(40), 'b.txt': 'b\n' });
+    const session = await s.open(repo);
+    const root = await session.create('root');
+    await root.writeFile('a.txt', lines(40).replace('line 3\n', 'line 3 agent\n').replace('line 35\n', 'line 35 agent\n'));
+    const whole = await root.workingTreeDiff();
+    const [first] = patchFiles(whole.patchBytes)[0].decisionIds;
+    expect(await root.applyToWorkingTree(selectHunks(whole, [first]))).toMatchObject({ clean: true });
+    // a.txt is neither the snapshot's nor the sandbox's now: the part of it that was accepted.
+    expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toBe(lines(40).replace('line 3\n', 'line 3 agent\n'));
+
+    expect(await session.changedSinceSnapshot({ except: root })).toEqual([]);
+    await writeFile(path.join(repo, 'a.txt'), lines(40).replace('line 3\n', 'line 3 agent\n').replace('line 20\n', 'line 20 user\n'));
+    expect(await session.changedSinceSnapshot({ except: root })).toEqual(['a.txt']);
   });
 
   it('refreshes in a row: each brings what changed since the previous one, on one delta at most', async () => {

@@ -10,7 +10,7 @@ import { git, lines, makeRepo, tempDir } from './fixtures.js';
  * directory outside the repository that this process can write (commands may not be able to).
  * Filters and textconv pass the content through, so a run changes nothing but the mark.
  */
-interface Traps {
+export interface Traps {
   dir: string;
   /** Absolute path of the trap `name`. */
   program(name: TrapName): string;
@@ -24,7 +24,7 @@ type TrapName = 'clean' | 'smudge' | 'textconv' | 'external-diff' | 'merge-drive
 
 const HOOKS = ['post-index-change', 'post-checkout', 'post-merge', 'pre-commit', 'post-commit', 'reference-transaction', 'pre-auto-gc', 'post-rewrite'];
 
-async function makeTraps(): Promise<Traps> {
+export async function makeTraps(): Promise<Traps> {
   // Commands must see the trap programs to plant them (outside their private /tmp); the session
   // makes the dir writable in the sandbox view (see its open), so a trap our own git ran there
   // could leave its mark: an absent mark then means it never ran, not that it could not write.
@@ -67,7 +67,7 @@ function trapConfig(t: Traps): [string, string][] {
   ];
 }
 
-const ATTRIBUTES = '* filter=pwn diff=pwn merge=pwn\n';
+export const ATTRIBUTES = '* filter=pwn diff=pwn merge=pwn\n';
 
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -76,7 +76,7 @@ const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
  * hooks in `.git/hooks` (or `core.hooksPath` naming the test's hook traps), and a `.gitattributes`
  * selecting the planted drivers for every file.
  */
-function plantInSandbox(t: Traps, hooks: 'dot-git-hooks' | 'hooks-path'): string {
+export function plantInSandbox(t: Traps, hooks: 'dot-git-hooks' | 'hooks-path'): string {
   const config = trapConfig(t).map(([k, v]) => `git config ${k} ${quote(v)}`);
   const hookCmds =
     hooks === 'hooks-path'

@@ -16,9 +16,9 @@ import {
   type ToolDisplay,
 } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
-import { codingTools, type CodingToolsOptions, type ExecuteCommandTool } from '../index.js';
+import { codingTools, type CodingToolsSetup, type ExecuteCommandTool } from '../index.js';
 
-export interface AgentOptions extends Partial<CodingToolsOptions> {
+export interface AgentOptions extends Partial<CodingToolsSetup> {
   sandboxFor: (threadId: string) => Promise<Sandbox>;
   /** The model's decisions; by default `oneCallBrain`. */
   brain?: Brain;
