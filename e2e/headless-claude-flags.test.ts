@@ -3,12 +3,12 @@
 // the flags scripts written for `claude -p` pass (system prompt, session id, budget, fallback
 // model, stream-json input, partial messages, MCP configs).
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { STDIO_FIXTURE } from '@infinity-code/mcp/testing';
 import { startFakeMessagesApi, type FakeBrain, type FakeMessagesApi, type FakeRequestBody } from '@infinity-code/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cleanupTemps, gitRepo, runCli, tempDir } from './support/cli.js';
+import { BIN, cleanupTemps, gitRepo, runCli, startCli, tempDir } from './support/cli.js';
 import { toolResults, type Msg } from './support/model.js';
 import { events } from './support/run.js';
 import { TmuxScreen } from './support/tmux.js';
@@ -281,12 +281,54 @@ describe("Claude Code's flags", () => {
     const out = events(r.stdout);
     const answers = out.filter((l) => l.type === 'assistant').map((l) => (l.message as { content: Array<{ text?: string }> }).content.at(-1)?.text);
     expect(answers).toEqual(['Answer to First question.', 'Answer to Second question.']);
-    expect(out.filter((l) => l.type === 'result')).toHaveLength(1);
+    // A result after each turn, then the run's own (its changes) once stdin ended.
+    expect(out.filter((l) => l.type === 'result').map((l) => l.result)).toEqual(['Answer to First question.', 'Answer to Second question.', 'Answer to Second question.']);
     expect(out.at(-1)).toMatchObject({ type: 'result', result: 'Answer to Second question.' });
 
     const plain = await runCli(['-p', '--input-format', 'stream-json'], { cwd: gitRepo({ 'a.txt': 'a\n' }), env: env(), stdinFile: input });
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain('--input-format stream-json needs --output-format stream-json.');
+  });
+
+  it('--input-format stream-json, as a conversation: the client writes each turn after the result of the one before', async () => {
+    brain = (body) => ({ text: `Answer to ${userTexts(body).at(-1)}` });
+    const fifo = join(tempDir(), 'turns');
+    execFileSync('mkfifo', [fifo]);
+    // Opened for reading and writing: neither this side nor the CLI's blocks in open().
+    const writer = openSync(fifo, 'r+');
+    const turn = (text: string) => writeSync(writer, `${JSON.stringify({ type: 'user', message: { role: 'user', content: text } })}\n`);
+    let results = 0;
+    let resultSeen: (() => void) | undefined;
+    const nextResult = () => new Promise<void>((resolve) => (resultSeen = resolve));
+    const run = startCli(['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose'], {
+      cwd: gitRepo({ 'a.txt': 'a\n' }),
+      env: env(),
+      stdinFile: fifo,
+      onStdout: (all) => {
+        const n = events(all.slice(0, all.lastIndexOf('\n') + 1)).filter((l) => l.type === 'result').length;
+        if (n > results) {
+          results = n;
+          resultSeen?.();
+        }
+      },
+    });
+    try {
+      let seen = nextResult();
+      turn('First question.');
+      await seen;
+      seen = nextResult();
+      turn('Second question.');
+      await seen;
+    } finally {
+      closeSync(writer);
+    }
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(events(r.stdout).filter((l) => l.type === 'result').map((l) => l.result)).toEqual([
+      'Answer to First question.',
+      'Answer to Second question.',
+      'Answer to Second question.',
+    ]);
   });
 
   it('--include-partial-messages: stream_event lines with the text as it streams, before its assistant line', async () => {

@@ -232,6 +232,8 @@ async function run(o: HeadlessOptions, ctx: RunContext): Promise<ExitCode> {
    * Each user message of `turns` sent once the agent is quiescent again, until they end or a turn
    * does not end quiescent. A stop (Ctrl+C, a limit) while waiting for the next one ends the wait.
    */
+  const turnResult = () =>
+    buildResult(session.id, model, tally, TURN_OUTCOME, ctx.pricing!, performance.now() - started, ctx.limits);
   const furtherTurns = async (turns: AsyncIterable<string>, first: Quiescence): Promise<Quiescence> => {
     const it = turns[Symbol.asyncIterator]();
     const stopped = new Promise<'stopped'>((resolve) => {
@@ -241,6 +243,9 @@ async function run(o: HeadlessOptions, ctx: RunContext): Promise<ExitCode> {
     let end = first;
     try {
       for (;;) {
+        // Each turn ends with a result line, as Claude Code's does: a client may wait for it before
+        // it writes the next turn. The run's own result (its changes) still comes last.
+        stream?.result(turnResult());
         const next = await Promise.race([it.next(), stopped]);
         if (next === 'stopped') {
           void it.return?.();
@@ -387,6 +392,18 @@ function changesOf(o: Outcome): ChangesInfo {
   const subtype = o.applied ? 'applied' : o.patchFile !== null ? 'saved' : 'none';
   return { subtype, files: o.filesChanged, conflicts: o.conflicts, patch_file: o.patchFile };
 }
+
+/** A turn's result says nothing of changes: the run's result, after the last turn, does. */
+const TURN_OUTCOME: Outcome = {
+  interrupted: false,
+  stalled: false,
+  filesChanged: [],
+  applied: false,
+  patchFile: null,
+  conflicts: [],
+  leftOut: [],
+  unreported: [],
+};
 
 /** How long a completion of the root runs before its diff is prepared (see prepareDiff). */
 const PREPARE_DIFF_AFTER_MS = 200;
