@@ -117,9 +117,9 @@ export async function runCompletion(
   let current = request;
   for (let attempt = 0; ; attempt++) {
     try {
-      return { ...(await attemptOnce(provider, current, policy, signal, hooks)), model: current.model };
+      return await attemptOnce(provider, current, policy, signal, hooks);
     } catch (err) {
-      if (signal.aborted) return { ...cancelledOutcome([]), model: current.model };
+      if (signal.aborted) return cancelledOutcome([], current.model);
       const error = toModelError(err);
       const next = hooks.retryRequest?.(current);
       if (next !== undefined && next.model !== current.model && attempt <= policy.maxRetries) {
@@ -138,7 +138,7 @@ export async function runCompletion(
       try {
         await sleep(delayMs, undefined, { signal });
       } catch {
-        return { ...cancelledOutcome([]), model: current.model };
+        return cancelledOutcome([], current.model);
       }
       // A model switched while this one waited (its overload made the host fall back) answers the retry.
       current = hooks.retryRequest?.(current) ?? current;
@@ -152,7 +152,7 @@ async function attemptOnce(
   policy: RetryPolicy,
   outer: AbortSignal,
   hooks: CompletionHooks,
-): Promise<Omit<CompletionOutcome, 'model'>> {
+): Promise<CompletionOutcome> {
   const attempt = new AbortController();
   const onOuterAbort = () => attempt.abort(outer.reason);
   outer.addEventListener('abort', onOuterAbort, { once: true });
@@ -169,10 +169,13 @@ async function attemptOnce(
   const alive = (): void => {
     last = Date.now();
     if (!heard) {
-      // The API answered: the stall timeout applies from now on, and may be the shorter.
       heard = true;
-      clearTimeout(timer);
-      timer = setTimeout(watch, notice());
+      // The API answered: the stall timeout applies from now on. Only a shorter one needs the
+      // watchdog set sooner (a timer made per completion is garbage on the hot path otherwise).
+      if (policy.stallTimeoutMs < policy.initTimeoutMs) {
+        clearTimeout(timer);
+        timer = setTimeout(watch, notice());
+      }
     }
     if (silentSaid) {
       silentSaid = false;
@@ -229,12 +232,13 @@ async function attemptOnce(
             usage: ev.usage,
             stopReason: ev.stopReason,
             ...(ev.stopDetails && { stopDetails: ev.stopDetails }),
+            model: request.model,
           };
       }
     }
     throw new ModelError('stream_cut', 'The model stream ended before the reply was complete.');
   } catch (err) {
-    if (outer.aborted) return cancelledOutcome(reply.content().filter((b) => b.type !== 'tool_use'));
+    if (outer.aborted) return cancelledOutcome(reply.content().filter((b) => b.type !== 'tool_use'), request.model);
     if (timedOut) {
       // Said once, by whoever reports the retry (or the final failure): no "retrying" here.
       const error = new ModelError(
@@ -261,8 +265,8 @@ function seconds(ms: number): string {
 }
 
 /** What streamed before the cancel: no calls, since a call that was never committed never runs. */
-function cancelledOutcome(soFar: Array<ReplyBlock | ToolUseBlock>): Omit<CompletionOutcome, 'model'> {
-  return { cancelled: true, content: soFar, toolCalls: [], usage: { ...ZERO_USAGE }, stopReason: null };
+function cancelledOutcome(soFar: Array<ReplyBlock | ToolUseBlock>, model: string): CompletionOutcome {
+  return { cancelled: true, content: soFar, toolCalls: [], usage: { ...ZERO_USAGE }, stopReason: null, model };
 }
 
 /**
