@@ -25,8 +25,15 @@ import type {
 } from './store.js';
 import { threadUsage, type ModelTotals } from './thread-usage.js';
 
-/** The roots of a RootFilter, given to a statement as one JSON array parameter. */
-const ROOTS = '(SELECT value FROM json_each(?))';
+/** A RootFilter's condition: `@roots` is its JSON array, or NULL for all threads. */
+const IN_ROOTS = '(@roots IS NULL OR root IN (SELECT value FROM json_each(@roots)))';
+
+/** The `@roots` parameter of a statement with IN_ROOTS. */
+type Roots = { roots: string | null };
+
+function rootsParam(roots: RootFilter): Roots {
+  return { roots: roots === undefined ? null : JSON.stringify(roots) };
+}
 
 /** Recently used threads' integer id and message count, so writes skip the lookup by uid. */
 const KNOWN_LIMIT = 8192;
@@ -203,8 +210,7 @@ export class SqliteStore implements RuntimeStore {
   }
 
   async threadsWithPendingCalls(roots?: RootFilter): Promise<Array<{ threadId: string; call: PendingCall }>> {
-    const rows = roots === undefined ? this.stmt.pendingCalls.all() : this.stmt.pendingCallsIn.all(JSON.stringify(roots));
-    return rows.flatMap((r) =>
+    return this.stmt.pendingCalls.all(rootsParam(roots)).flatMap((r) =>
       parseBatch(r.pending_call)
         .filter((call) => call.result === undefined)
         .map((call) => ({ threadId: r.uid, call })),
@@ -212,8 +218,7 @@ export class SqliteStore implements RuntimeStore {
   }
 
   async activeSubscriptions(roots?: RootFilter): Promise<Array<{ thread: ThreadRecord; subscription: Subscription }>> {
-    const rows = roots === undefined ? this.stmt.withSubscriptions.all() : this.stmt.withSubscriptionsIn.all(JSON.stringify(roots));
-    return rows.flatMap((row) => {
+    return this.stmt.withSubscriptions.all(rootsParam(roots)).flatMap((row) => {
       const thread = toRecord(row, this.stmt.uidById);
       return thread.subscriptions.map((subscription) => ({ thread, subscription }));
     });
@@ -227,13 +232,13 @@ export class SqliteStore implements RuntimeStore {
   }
 
   async nextTimer(roots?: RootFilter): Promise<Timer | undefined> {
-    const r = roots === undefined ? this.stmt.nextTimer.get() : this.stmt.nextTimerIn.get(JSON.stringify(roots));
+    const r = this.stmt.nextTimer.get(rootsParam(roots));
     return r && { threadId: r.uid, callId: r.call_id, dueAt: r.due_at };
   }
 
   fireTimers(now: number, result: (t: Timer) => InputMessage, roots?: RootFilter): Promise<InputMessage[]> {
     return this.committer.run(() => {
-      const due = roots === undefined ? this.stmt.dueTimers.all(now) : this.stmt.dueTimersIn.all(now, JSON.stringify(roots));
+      const due = this.stmt.dueTimers.all({ now, ...rootsParam(roots) });
       const fired: InputMessage[] = [];
       for (const r of due) {
         const input = result({ threadId: r.uid, callId: r.call_id, dueAt: r.due_at });
@@ -249,8 +254,7 @@ export class SqliteStore implements RuntimeStore {
   }
 
   async pendingInputs(roots?: RootFilter): Promise<InputMessage[]> {
-    const rows = roots === undefined ? this.stmt.pendingInputs.all() : this.stmt.pendingInputsIn.all(JSON.stringify(roots));
-    return rows.map(toInput);
+    return this.stmt.pendingInputs.all(rootsParam(roots)).map(toInput);
   }
 
   async pendingInputsFor(threadId: string): Promise<InputMessage[]> {
@@ -477,14 +481,9 @@ function threadStatements(db: Database.Database) {
     isProcessed: db
       .prepare<[number, string], number>('SELECT 1 FROM inputs WHERE thread = ? AND input_id = ? AND body IS NULL')
       .pluck(),
-    pendingInputs: db.prepare<[], { input_id: string; uid: string; body: string }>(
+    pendingInputs: db.prepare<[Roots], { input_id: string; uid: string; body: string }>(
       'SELECT i.input_id, t.uid, i.body FROM inputs i JOIN threads t ON t.id = i.thread ' +
-        'WHERE i.body IS NOT NULL ORDER BY i.id',
-    ),
-    // The *In variants take the roots as a JSON array (see RootFilter).
-    pendingInputsIn: db.prepare<[string], { input_id: string; uid: string; body: string }>(
-      'SELECT i.input_id, t.uid, i.body FROM inputs i JOIN threads t ON t.id = i.thread ' +
-        `WHERE i.body IS NOT NULL AND t.root IN ${ROOTS} ORDER BY i.id`,
+        `WHERE i.body IS NOT NULL AND ${IN_ROOTS} ORDER BY i.id`,
     ),
     pendingInputsFor: db.prepare<[number], { input_id: string; body: string }>(
       'SELECT input_id, body FROM inputs WHERE thread = ? AND body IS NOT NULL ORDER BY id',
@@ -501,33 +500,19 @@ function threadStatements(db: Database.Database) {
       'SELECT pending_call, dispatched FROM threads WHERE id = ?',
     ),
     setBatch: db.prepare<[string | null, number]>('UPDATE threads SET pending_call = ?, dispatched = 0 WHERE id = ?'),
-    withSubscriptions: db.prepare<[], ThreadRow>("SELECT * FROM threads WHERE subs IS NOT NULL AND status = 'open'"),
-    withSubscriptionsIn: db.prepare<[string], ThreadRow>(
-      `SELECT * FROM threads WHERE subs IS NOT NULL AND status = 'open' AND root IN ${ROOTS}`,
-    ),
-    pendingCalls: db.prepare<[], { uid: string; pending_call: string; dispatched: number }>(
-      "SELECT uid, pending_call, dispatched FROM threads WHERE pending_call IS NOT NULL AND status = 'open'",
-    ),
-    pendingCallsIn: db.prepare<[string], { uid: string; pending_call: string; dispatched: number }>(
-      `SELECT uid, pending_call, dispatched FROM threads WHERE pending_call IS NOT NULL AND status = 'open' AND root IN ${ROOTS}`,
+    withSubscriptions: db.prepare<[Roots], ThreadRow>(`SELECT * FROM threads WHERE subs IS NOT NULL AND status = 'open' AND ${IN_ROOTS}`),
+    pendingCalls: db.prepare<[Roots], { uid: string; pending_call: string; dispatched: number }>(
+      `SELECT uid, pending_call, dispatched FROM threads WHERE pending_call IS NOT NULL AND status = 'open' AND ${IN_ROOTS}`,
     ),
     insertTimer: db.prepare<[number, string, number]>(
       'INSERT OR REPLACE INTO timers (thread, call_id, due_at) VALUES (?, ?, ?)',
     ),
-    nextTimer: db.prepare<[], { uid: string; call_id: string; due_at: number }>(
-      'SELECT t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread ORDER BY x.due_at LIMIT 1',
+    nextTimer: db.prepare<[Roots], { uid: string; call_id: string; due_at: number }>(
+      `SELECT t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread WHERE ${IN_ROOTS} ORDER BY x.due_at LIMIT 1`,
     ),
-    dueTimers: db.prepare<[number], { thread: number; uid: string; call_id: string; due_at: number }>(
+    dueTimers: db.prepare<[Roots & { now: number }], { thread: number; uid: string; call_id: string; due_at: number }>(
       'SELECT x.thread, t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread ' +
-        'WHERE x.due_at <= ? ORDER BY x.due_at',
-    ),
-    nextTimerIn: db.prepare<[string], { uid: string; call_id: string; due_at: number }>(
-      'SELECT t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread ' +
-        `WHERE t.root IN ${ROOTS} ORDER BY x.due_at LIMIT 1`,
-    ),
-    dueTimersIn: db.prepare<[number, string], { thread: number; uid: string; call_id: string; due_at: number }>(
-      'SELECT x.thread, t.uid, x.call_id, x.due_at FROM timers x JOIN threads t ON t.id = x.thread ' +
-        `WHERE x.due_at <= ? AND t.root IN ${ROOTS} ORDER BY x.due_at`,
+        `WHERE x.due_at <= @now AND ${IN_ROOTS} ORDER BY x.due_at`,
     ),
     deleteTimer: db.prepare<[number, string]>('DELETE FROM timers WHERE thread = ? AND call_id = ?'),
     insertCompletion: db.prepare<[number, string, number, number, number, number]>(
