@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { EXIT, UserError } from './exit-codes.js';
 import { newTally, tallyEvent } from './headless.js';
 import { Pricing } from './pricing.js';
-import { buildResult, failedResult, markResultPrinted, modelLimits, resultPrinted, type Outcome } from './result.js';
+import { buildResult, failedResult, markResultPrinted, modelLimits, NO_CHANGES, resultPrinted, type Outcome } from './result.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const usage = { input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-const outcome: Outcome = { interrupted: false, stalled: false, filesChanged: [], applied: false, patchFile: null, conflicts: [], leftOut: [], unreported: [] };
+const outcome: Outcome = NO_CHANGES;
 
 describe('the tally of a run', () => {
   it("sums every thread's API time, and keeps the stop reason of the root's last reply only", () => {

@@ -102,6 +102,18 @@ export interface Outcome {
   unreported: Array<{ threadId: string; files: string[] }>;
 }
 
+/** An outcome without changes: a turn's (see --input-format stream-json), a plan run's, or one that made none. */
+export const NO_CHANGES: Outcome = {
+  interrupted: false,
+  stalled: false,
+  filesChanged: [],
+  applied: false,
+  patchFile: null,
+  conflicts: [],
+  leftOut: [],
+  unreported: [],
+};
+
 /** Exit code and status from what happened, in order of precedence (docs/architecture.md, *CLI contracts*). */
 export function decide(tally: RunTally, o: Outcome): { status: RunStatus; code: ExitCode } {
   if (o.interrupted) return { status: 'interrupted', code: STOP_SIGNALS[o.stoppedBy ?? 'SIGINT'] };

@@ -8,7 +8,7 @@ import { formatDuration } from './duration.js';
 import { STOP_SIGNALS, UserError, type ExitCode, type StopSignal } from './exit-codes.js';
 import { newTally, tallyEvent, textPrinter, type HeadlessWriters, type RunTally } from './headless.js';
 import { whenLoopDrains } from './loop-drain.js';
-import { buildResult, failedResult, markResultPrinted, modelLimits, totalCost, type Outcome } from './result.js';
+import { buildResult, failedResult, markResultPrinted, modelLimits, NO_CHANGES, totalCost, type Outcome } from './result.js';
 import { mcpProgressLine } from './mcp-setup.js';
 import { PartialMessages } from './partial-messages.js';
 import { projectGitArgs } from './project.js';
@@ -233,7 +233,8 @@ async function run(o: HeadlessOptions, ctx: RunContext): Promise<ExitCode> {
    * does not end quiescent. A stop (Ctrl+C, a limit) while waiting for the next one ends the wait.
    */
   const turnResult = () =>
-    buildResult(session.id, model, tally, TURN_OUTCOME, ctx.pricing!, performance.now() - started, ctx.limits);
+    // A turn's result says nothing of changes: the run's own, after the last turn, does.
+    buildResult(session.id, model, tally, NO_CHANGES, ctx.pricing!, performance.now() - started, ctx.limits);
   const furtherTurns = async (turns: AsyncIterable<string>, first: Quiescence): Promise<Quiescence> => {
     const it = turns[Symbol.asyncIterator]();
     const stopped = new Promise<'stopped'>((resolve) => {
@@ -340,15 +341,10 @@ async function finish(
   // applied nor saved, nor reported as changes (no file tool could edit, no child could start).
   if (o.extras?.permissionMode === 'plan') {
     return {
+      ...NO_CHANGES,
       interrupted: o.signal.aborted,
       ...(o.signal.aborted && isStopSignal(o.signal.reason) ? { stoppedBy: o.signal.reason } : {}),
       stalled,
-      filesChanged: [],
-      applied: false,
-      patchFile: null,
-      conflicts: [],
-      leftOut: [],
-      unreported: [],
     };
   }
   const unreported = await agent.unreported();
@@ -392,18 +388,6 @@ function changesOf(o: Outcome): ChangesInfo {
   const subtype = o.applied ? 'applied' : o.patchFile !== null ? 'saved' : 'none';
   return { subtype, files: o.filesChanged, conflicts: o.conflicts, patch_file: o.patchFile };
 }
-
-/** A turn's result says nothing of changes: the run's result, after the last turn, does. */
-const TURN_OUTCOME: Outcome = {
-  interrupted: false,
-  stalled: false,
-  filesChanged: [],
-  applied: false,
-  patchFile: null,
-  conflicts: [],
-  leftOut: [],
-  unreported: [],
-};
 
 /** How long a completion of the root runs before its diff is prepared (see prepareDiff). */
 const PREPARE_DIFF_AFTER_MS = 200;

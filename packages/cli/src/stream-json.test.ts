@@ -4,7 +4,7 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { newTally, tallyEvent } from './headless.js';
 import { BUILT_IN_PRICING } from './pricing.js';
-import { buildResult, failedResult, type Outcome } from './result.js';
+import { buildResult, failedResult, NO_CHANGES, type Outcome } from './result.js';
 import { StreamJsonWriter } from './stream-json.js';
 
 const init = { model: 'm', cwd: '/repo', tools: ['read_file'], permissionMode: 'acceptEdits' as const, sandbox: 'overlay-root', contained: true };
@@ -14,16 +14,7 @@ const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../../../docs/stre
 const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const outcome: Outcome = {
-  interrupted: false,
-  stalled: false,
-  filesChanged: [],
-  applied: false,
-  patchFile: null,
-  conflicts: [],
-  leftOut: [],
-  unreported: [],
-};
+const outcome: Outcome = NO_CHANGES;
 
 type Line = { type?: string; subtype?: string; [k: string]: unknown };
 
