@@ -33,23 +33,33 @@ afterAll(async () => {
 
 const requests = () => api.requests.filter((q) => q.path === '/v1/messages');
 
+/**
+ * Starts "run long" headless; resolves once its command call is committed (its assistant line is
+ * out), with the run, its session and its stdout so far.
+ */
+async function startLongRun(repo: string, env: Record<string, string>, home?: string) {
+  let stdout = '';
+  let commandOut!: () => void;
+  const running = new Promise<void>((r) => (commandOut = r));
+  const run = startCli(['-p', 'run long', '--output-format', 'stream-json', '--verbose'], {
+    cwd: repo,
+    env,
+    ...(home !== undefined ? { home } : {}),
+    onStdout: (all) => {
+      stdout = all;
+      if (all.includes('"execute_command"')) commandOut();
+    },
+  });
+  await Promise.race([running, run.done.then((r) => Promise.reject(new Error(`ended early (${r.code}): ${r.stderr}`)))]);
+  const sessionId = (JSON.parse(stdout.split('\n')[0]) as { session_id: string }).session_id;
+  return { run, sessionId, stdout: () => stdout };
+}
+
 describe('a session belongs to the process that runs it', () => {
   it('an interrupted session stays out of the next run; -r takes it up with its left work', async () => {
     const repo = gitRepo({ 'a.txt': 'a\n' });
     const env = { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url };
-    let stdout = '';
-    let commandOut!: () => void;
-    const running = new Promise<void>((r) => (commandOut = r));
-    const long = startCli(['-p', 'run long', '--output-format', 'stream-json', '--verbose'], {
-      cwd: repo,
-      env,
-      onStdout: (all) => {
-        stdout = all;
-        if (all.includes('"execute_command"')) commandOut();
-      },
-    });
-    await Promise.race([running, long.done.then((r) => Promise.reject(new Error(`ended early (${r.code}): ${r.stderr}`)))]);
-    const longSession = (JSON.parse(stdout.split('\n')[0]) as { session_id: string }).session_id;
+    const { run: long, sessionId: longSession } = await startLongRun(repo, env);
     long.kill('SIGINT');
     expect((await long.done).code).toBe(130);
 
@@ -72,27 +82,15 @@ describe('a session belongs to the process that runs it', () => {
   it('two processes in one repository keep apart; a running session cannot be resumed elsewhere', async () => {
     const repo = gitRepo({ 'a.txt': 'a\n' });
     const env = { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url };
-    let stdout = '';
-    let commandOut!: () => void;
-    const running = new Promise<void>((r) => (commandOut = r));
-    const long = startCli(['-p', 'run long', '--output-format', 'stream-json', '--verbose'], {
-      cwd: repo,
-      env,
-      onStdout: (all) => {
-        stdout = all;
-        if (all.includes('"execute_command"')) commandOut();
-      },
-    });
+    const { run: long, sessionId: longSession, stdout } = await startLongRun(repo, env);
     try {
-      await Promise.race([running, long.done.then((r) => Promise.reject(new Error(`ended early (${r.code}): ${r.stderr}`)))]);
-      const longSession = (JSON.parse(stdout.split('\n')[0]) as { session_id: string }).session_id;
 
       const before = requests().length;
       const quick = await runCli(['-p', 'quick question', '--output-format', 'json'], { cwd: repo, env });
       expect(quick.code, quick.stderr).toBe(0);
       expect(requests().slice(before).map((q) => taskOf(q.body))).toEqual(['quick question']);
       // The first process's command was not called interrupted by the second.
-      expect(stdout).not.toContain('interrupted');
+      expect(stdout()).not.toContain('interrupted');
 
       const taken = await runCli(['-r', longSession, '-p', 'take over', '--output-format', 'json'], { cwd: repo, env });
       expect(taken.code).toBe(2);
@@ -109,17 +107,7 @@ describe('a session belongs to the process that runs it', () => {
     const repo = gitRepo({ 'a.txt': 'a\n' });
     const home = tempDir();
     const env = { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: api.url };
-    let commandOut!: () => void;
-    const running = new Promise<void>((r) => (commandOut = r));
-    const long = startCli(['-p', 'run long', '--output-format', 'stream-json', '--verbose'], {
-      cwd: repo,
-      env,
-      home,
-      onStdout: (all) => {
-        if (all.includes('"execute_command"')) commandOut();
-      },
-    });
-    await Promise.race([running, long.done.then((r) => Promise.reject(new Error(`ended early (${r.code}): ${r.stderr}`)))]);
+    const { run: long } = await startLongRun(repo, env, home);
     long.kill('SIGINT');
     expect((await long.done).code).toBe(130);
 
