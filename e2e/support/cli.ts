@@ -104,7 +104,8 @@ export function runCli(args: string[], opts: StartOptions): Promise<CliRun> {
 
 const temps: string[] = [];
 export function cleanupTemps(): void {
-  for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+  // Retried: a CLI that was just killed may still be writing its sandbox state there (ENOTEMPTY).
+  for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 /** A temp git repository holding `files`, committed, with a project config. */
