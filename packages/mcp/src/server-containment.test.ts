@@ -1,7 +1,8 @@
 // Issue 33 (14): a stdio server the user trusts runs contained like a command. It goes through
 // the sandbox's exec, so it gets a command's /proc (kernel settings read-only, kernel memory
-// hidden) and no capabilities, even where commands are uid 0; and the machine's network only when
-// its definition asks for it ("network": "on"), otherwise the network commands have.
+// hidden), no capabilities and, under a root-run CLI, an unprivileged uid; and the machine's
+// network only when its definition asks for it ("network": "on"), otherwise the network commands
+// have.
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,6 +54,19 @@ describe.each([['the default backend', undefined], ['the copy backend', 'copy' a
     expect(kcore.isError ? kcore.text : `read ${kcore.text.length} characters`).toMatch(/^read 0 characters$|EPERM|EACCES|ENOENT/);
     expect(await readFile('/proc/sys/kernel/hostname', 'utf8')).toBe(hostname);
     expect(await readFile('/proc/sys/kernel/domainname', 'utf8')).toBe(domainname);
+  });
+
+  it("is never the host's root: under a root-run CLI it runs as an unprivileged user", async () => {
+    rig = await Rig.start({ servers: [stdioServer('files')], ...(backend ? { backend } : {}) });
+    expect(rig.root.contained, 'nothing can confine here: install bubblewrap').toBe(true);
+    await rig.mcp.settled();
+    const [status] = await rig.call([{ name: 'mcp__files__read_file', input: { path: '/proc/self/status' } }]);
+    const uids = /^Uid:\s+(.*)$/m.exec(status.text)![1].split(/\s+/).map(Number);
+    expect(uids).toHaveLength(4);
+    // Without a user namespace of its own, /proc shows the host's uid: as root, not 0. (A user's
+    // server is in a user namespace where that user is 0: it is the user, no more.)
+    if (process.getuid?.() === 0) expect(uids.every((u) => u !== 0), `uids ${uids.join(' ')}`).toBe(true);
+    else expect(uids).toEqual([0, 0, 0, 0]);
   });
 
   it('reaches a listener on the host loopback only when its definition says "network": "on"', async () => {

@@ -97,6 +97,11 @@ export interface BackendSandbox {
   /** Host path through which this process reads and writes the merged view. */
   viewRoot(): Promise<string>;
   /**
+   * The uid (and gid) commands run as when that is not this process's own (see command-user.ts):
+   * what this process creates in the view is given to it, as commands must be able to change it.
+   */
+  readonly viewOwner: number | undefined;
+  /**
    * git that sees the merged view at `commandRoot` (inside the namespace on overlay: from here
    * the view is reachable only under /proc/<pid>/root, which git, resolving its work tree's real
    * path, would turn into the user's own tree). It binds no git dir and trusts no config: wrap it

@@ -102,6 +102,8 @@ export interface ViewSpec {
   network: boolean;
   /** Size of /tmp and of /dev/shm each, in bytes (see scratchBytes in command-limits.ts). */
   scratchBytes: number;
+  /** Set when commands run as this user rather than as the namespace's root (see command-user.ts). */
+  commandUid?: number;
 }
 
 /**
@@ -111,13 +113,15 @@ export interface ViewSpec {
  * covered, the sandbox's own storage put back, then the credentials covered. Later mounts win, so the order is the policy.
  */
 export function holderBwrapArgs(spec: ViewSpec): string[] {
+  // A command user writes /tmp and /dev/shm as anyone writes them (root makes them 0755).
+  const scratch = [...(spec.commandUid === undefined ? [] : ['--perms', '1777']), '--size', String(spec.scratchBytes), '--tmpfs'];
   const args = [
     ...(spec.userns ? ['--unshare-user', '--uid', '0', '--gid', '0'] : []),
     '--ro-bind', '/', '/',
     '--dev', '/dev',
-    '--size', String(spec.scratchBytes), '--tmpfs', '/dev/shm',
+    ...scratch, '/dev/shm',
     '--proc', '/proc',
-    '--size', String(spec.scratchBytes), '--tmpfs', '/tmp',
+    ...scratch, '/tmp',
   ];
   // Before everything else is mounted again inside them (the repository, the state dir, this
   // program, the user's writable paths): empty, read-only once all of that is in place (below).
@@ -133,6 +137,7 @@ export function holderBwrapArgs(spec: ViewSpec): string[] {
   for (const p of spec.storageReadOnly ?? []) args.push('--ro-bind', p, p);
   // Last, so that a writable path holding a credential location (a home made writable) still hides it.
   for (const h of spec.hidden) args.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
+  if (spec.commandUid !== undefined) for (const d of madeParents(spec)) args.push('--chmod', '0755', d);
   // Read-only once all that is inside them is mounted: commands could fill a tmpfs left
   // writable (outside the /tmp and /dev/shm sizes) and keep it across commands.
   // Not one a writable path of the user's covers whole (a writable home): the top mount there is
@@ -144,4 +149,33 @@ export function holderBwrapArgs(spec: ViewSpec): string[] {
   // The holder mounts; commands drop every capability again before they run.
   args.push('--cap-add', 'ALL', '--die-with-parent');
   return args;
+}
+
+/**
+ * Directories bubblewrap makes (mode 0700, root's) inside an empty tmpfs on the way to a mount
+ * point: a command user (see command-user.ts) could not pass them, nor could our git, run as that
+ * user, whose access() checks ignore its capabilities. Each mount point's parents up to the
+ * innermost covering tmpfs, unless a bind (a real directory) holds them.
+ */
+export function madeParents(spec: ViewSpec): string[] {
+  const covers = ['/tmp', '/dev/shm', ...(spec.covered?.dirs ?? []), spec.stateDir, ...spec.hidden.filter((h) => h.dir).map((h) => h.path)];
+  const binds = [
+    ...(spec.covered?.keep ?? []),
+    ...(spec.programPaths ?? []),
+    ...spec.extraWritable,
+    ...spec.readOnly,
+    ...spec.writable,
+    ...(spec.storageReadOnly ?? []),
+  ];
+  const holders = [...covers.map((p) => ({ p, tmpfs: true })), ...binds.map((p) => ({ p, tmpfs: false }))];
+  const made = new Set<string>();
+  for (const point of [...covers, ...binds]) {
+    // The innermost; of a tmpfs and a bind at one path, the bind (mounted later, it is on top).
+    const around = holders
+      .filter((h) => h.p !== point && isWithin(h.p, point))
+      .sort((a, b) => b.p.length - a.p.length || Number(a.tmpfs) - Number(b.tmpfs))[0];
+    if (!around?.tmpfs) continue;
+    for (let d = path.dirname(point); d !== around.p && isWithin(around.p, d); d = path.dirname(d)) made.add(d);
+  }
+  return [...made].sort();
 }

@@ -28,6 +28,7 @@ import { addAllButNestedRepos } from './nested-repos.js';
 import { EXCLUDE_PARTIAL_WRITES } from './partial-write.js';
 import { bwrapUnavailable } from './bwrap-probe.js';
 import { commandCgroup, scratchBytes } from './command-limits.js';
+import { COMMAND_UID, commandUserFor, needsCommandUser } from './command-user.js';
 import type { SessionContainment } from './containment.js';
 import { proxyEnv } from './network-proxy.js';
 import { NamespaceHolder } from './ns-holder.js';
@@ -323,6 +324,10 @@ class CopySandbox implements BackendSandbox {
     return this.treeDir;
   }
 
+  get viewOwner(): number | undefined {
+    return this.contained && needsCommandUser() ? COMMAND_UID : undefined;
+  }
+
   get contained(): boolean {
     return this.containment === 'confined';
   }
@@ -339,6 +344,13 @@ class CopySandbox implements BackendSandbox {
   private async startHolder(): Promise<NamespaceHolder> {
     const { repo, objectsDir, tmpDir } = this.ctx;
     const c = this.confinement;
+    // As root, commands run as the command user, who must own the copy and the user's writable
+    // paths, and read the repository (the copy's git reads its objects) and what the user lets
+    // them (toolchains, `readable`), whatever root's modes there.
+    const commandUser = await commandUserFor(
+      [this.dir, this.treeDir, objectsDir, tmpDir, ...c.writable],
+      [...(repo.folder ? [repo.root] : [repo.root, repo.commonDir]), ...(c.covered?.keep ?? [])],
+    );
     this.holder = await NamespaceHolder.start(
       {
         view: {
@@ -359,7 +371,9 @@ class CopySandbox implements BackendSandbox {
           writable: [this.dir, this.treeDir, objectsDir, tmpDir],
           network: c.network === 'on',
           scratchBytes: scratchBytes(c.limits),
+          ...(commandUser ? { commandUid: commandUser.uid } : {}),
         },
+        ...(commandUser ? { commandUser } : {}),
         cwd: this.dir,
         commandReadOnly: [objectsDir, this.diffIndex],
         commandHidden: [tmpDir],

@@ -42,14 +42,20 @@ export function readlinkIn(dir: FileHandle, name: string): Promise<string> {
 }
 
 /** Opens `name` in `dir` as a directory, making it first when missing. */
-export async function openOrMakeDir(dir: FileHandle, name: string): Promise<FileHandle> {
+export async function openOrMakeDir(dir: FileHandle, name: string, owner?: number): Promise<FileHandle> {
   try {
     return await openDir(dir, name);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await mkdir(under(dir, name)).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EEXIST') throw e;
-    });
-    return openDir(dir, name);
+    const made = await mkdir(under(dir, name)).then(
+      () => true,
+      (e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EEXIST') throw e;
+        return false;
+      },
+    );
+    const opened = await openDir(dir, name);
+    if (made && owner !== undefined) await opened.chown(owner, owner);
+    return opened;
   }
 }

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { joinCgroupArgs, prlimitArgs, type CommandCgroup, type ResolvedLimits } from './command-limits.js';
+import type { CommandUser } from './command-user.js';
 import { holderBwrapArgs, type ViewSpec } from './confined-view.js';
 import { SandboxError } from './errors.js';
 import { makeGitRunner, type GitRunner } from './git.js';
@@ -37,6 +38,11 @@ export interface HolderPlan {
    * makes later can redirect (see hostPath).
    */
   anchors: readonly string[];
+  /**
+   * Set when this process is root: commands (and our git) run as this user, who owns the
+   * repository's and the storage's files through idmapped mounts (see command-user.ts).
+   */
+  commandUser?: CommandUser;
 }
 
 /** Descriptors 5-9 of the holder's shell (dash takes single-digit descriptors only). */
@@ -98,6 +104,8 @@ export class NamespaceHolder {
     private readonly procMasks: readonly string[],
     /** The holder's shell, which keeps the anchors open, and what they are (HolderPlan.anchors). */
     private readonly anchors: { pid: number; dirs: readonly string[] },
+    /** HolderPlan.commandUser's uid. */
+    readonly commandUid: number | undefined,
   ) {}
 
   static async start(plan: HolderPlan, pidFile: string): Promise<NamespaceHolder> {
@@ -121,7 +129,10 @@ export class NamespaceHolder {
     const bridge = plan.proxySocket
       ? { IC_PROXY_SOCKET: plan.proxySocket, IC_PROXY_PORT: String(PROXY_PORT), IC_NODE: process.execPath, IC_BRIDGE: PROXY_BRIDGE }
       : {};
-    const child = spawn('bwrap', args, {
+    // As root, bubblewrap starts where the repository and the storage are idmapped for the command user.
+    const user = plan.commandUser;
+    const [file, ...argv] = user ? [user.helper, String(user.uid), ...user.idmap, '--', 'bwrap', ...args] : ['bwrap', ...args];
+    const child = spawn(file, argv, {
       cwd: plan.cwd,
       env: { ...inheritedEnv(), ...bridge, ...anchors },
       detached: true,
@@ -155,6 +166,13 @@ export class NamespaceHolder {
         killQuietly(-child.pid!);
         await once(child, 'exit');
       }
+      if (stderr.startsWith('idmap-exec:')) {
+        throw new SandboxError(
+          'backend-unavailable',
+          `Could not map the sandbox's files to the unprivileged user commands run as under root: ${stderr.trim()}. ` +
+            'This needs idmapped mounts (Linux 5.19 or later, on a local filesystem such as ext4, xfs, btrfs or tmpfs); or run infinity-code as a regular user.',
+        );
+      }
       throw new SandboxError(
         'backend-unavailable',
         `Could not set up the sandbox's confined view (bubblewrap): ${stderr.trim() || 'no output'}. ` +
@@ -177,7 +195,7 @@ export class NamespaceHolder {
     const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network, procMaskArgs(), {
       pid: shellPid,
       dirs: plan.anchors,
-    });
+    }, user?.uid);
     timed('sandbox-mount', startedAt);
     await writeFile(pidFile, JSON.stringify({ pid: initPid, start: (await processStart(initPid)) ?? '' }));
     return holder;
@@ -246,12 +264,46 @@ export class NamespaceHolder {
       '--die-with-parent',
       '--cap-drop',
       'ALL',
+      ...this.asCommandUser([]),
       '--chdir',
       plan.wd,
       '--',
+      ...this.becomeCommandUser([]),
       '/bin/sh',
       '-c',
       plan.command,
+    ];
+  }
+
+  /**
+   * bubblewrap arguments that keep what setpriv needs to become the command user (see
+   * becomeCommandUser), with `caps` besides; just `caps` when there is no command user.
+   */
+  private asCommandUser(caps: readonly string[]): string[] {
+    const keep = this.commandUid === undefined ? caps : ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', ...caps];
+    return keep.flatMap((c) => ['--cap-add', c]);
+  }
+
+  /**
+   * argv prefix that turns root into the command user, with no supplementary groups, no
+   * capabilities but `caps` (kept across exec as ambient ones) and no way to gain any (no new
+   * privileges: a setuid or file-capability binary grants nothing). Empty without a command user.
+   */
+  private becomeCommandUser(caps: readonly string[]): string[] {
+    if (this.commandUid === undefined) return [];
+    const id = String(this.commandUid);
+    const names = caps.map((c) => c.replace(/^CAP_/, '').toLowerCase());
+    const set = (prefix: string): string => [prefix, ...names.map((n) => `+${n}`)].join(',');
+    return [
+      'setpriv',
+      `--reuid=${id}`,
+      `--regid=${id}`,
+      '--clear-groups',
+      `--inh-caps=${set('-all')}`,
+      ...(names.length > 0 ? [`--ambient-caps=${names.map((n) => `+${n}`).join(',')}`] : []),
+      `--bounding-set=${set('-all')}`,
+      '--no-new-privs',
+      '--',
     ];
   }
 
@@ -264,6 +316,8 @@ export class NamespaceHolder {
    * write (see git.ts).
    */
   git(): GitRunner {
+    // As the command user where there is one: what our git writes in the view is the commands' to change.
+    const caps = ['CAP_DAC_OVERRIDE', 'CAP_DAC_READ_SEARCH', 'CAP_FOWNER'];
     return (args, opts = {}) =>
       makeGitRunner([
         ...this.enter(false),
@@ -274,15 +328,11 @@ export class NamespaceHolder {
         '--die-with-parent',
         '--cap-drop',
         'ALL',
-        '--cap-add',
-        'CAP_DAC_OVERRIDE',
-        '--cap-add',
-        'CAP_DAC_READ_SEARCH',
-        '--cap-add',
-        'CAP_FOWNER',
+        ...this.asCommandUser(caps),
         '--chdir',
         opts.cwd ?? '/',
         '--',
+        ...this.becomeCommandUser(caps),
       ])(args, { ...opts, cwd: undefined });
   }
 

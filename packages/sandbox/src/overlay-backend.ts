@@ -36,6 +36,7 @@ import {
   type LayerStack,
 } from './layer-stack.js';
 import { commandCgroup, scratchBytes } from './command-limits.js';
+import { COMMAND_UID, commandUserFor } from './command-user.js';
 import type { SessionContainment } from './containment.js';
 import { proxyEnv } from './network-proxy.js';
 import { childStdio } from './inherited-fds.js';
@@ -298,6 +299,10 @@ class OverlaySandbox implements BackendSandbox {
     return this.ctx.repo.root;
   }
 
+  get viewOwner(): number | undefined {
+    return this.mode === 'root' ? COMMAND_UID : undefined;
+  }
+
   // The holder's namespace is the confined view (see ns-holder.ts); every command runs in it.
   readonly contained = true;
 
@@ -335,6 +340,14 @@ class OverlaySandbox implements BackendSandbox {
     mkdirSync(path.join(this.dir, SNAPSHOT_VIEW_DIR), { recursive: true });
     const { sessionDir, repo } = this.ctx;
     const realObjects = path.join(repo.commonDir, 'objects');
+    // As root, commands run as the command user, who must own the layers' files and the user's
+    // writable paths: the repository (the lowest layer), its git dir and the session's storage;
+    // and read what the user lets them (toolchains, `readable`), whatever root's modes there.
+    const { writable, covered } = this.containment;
+    const commandUser =
+      this.mode === 'root'
+        ? await commandUserFor([repo.root, ...(repo.folder ? [] : [repo.commonDir]), sessionDir, ...writable], covered?.keep)
+        : undefined;
     this.holder = await NamespaceHolder.start(
       {
         view: {
@@ -350,7 +363,9 @@ class OverlaySandbox implements BackendSandbox {
           writable: [sessionDir],
           network: this.containment.network === 'on',
           scratchBytes: scratchBytes(this.containment.limits),
+          ...(commandUser ? { commandUid: commandUser.uid } : {}),
         },
+        ...(commandUser ? { commandUser } : {}),
         setup: overlaySetup(this.mode, {
           sessionDir,
           sandboxRel: this.rel,

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ProbeOutcome } from './backend.js';
 import { bwrapUnavailable } from './bwrap-probe.js';
+import { COMMAND_UID, idmapHelper, needsCommandUser, probeIdmap } from './command-user.js';
 import type { OverlayMode } from './overlay-mounts.js';
 import { onPath } from './path-lookup.js';
 import { runProcess } from './run-process.js';
@@ -31,7 +32,10 @@ test -f r/old
  */
 export async function probeOverlay(mode: OverlayMode, scratch: string): Promise<ProbeOutcome> {
   if (process.platform !== 'linux') return { ok: false, detail: 'overlayfs needs Linux' };
-  if (mode === 'root' && process.getuid?.() !== 0) return { ok: false, detail: 'needs root (uid 0)' };
+  if (mode === 'root' && !needsCommandUser()) return { ok: false, detail: 'needs root (uid 0)' };
+  if (mode === 'userns' && needsCommandUser()) {
+    return { ok: false, detail: "as root, commands in a user namespace would still be the host's root (overlay-root runs them as an unprivileged user)" };
+  }
   for (const tool of ['unshare', 'nsenter', 'mount', 'prlimit']) {
     if (!onPath(tool)) return { ok: false, detail: `${tool} (util-linux) is not installed` };
   }
@@ -41,9 +45,17 @@ export async function probeOverlay(mode: OverlayMode, scratch: string): Promise<
   for (const d of ['l1', 'l2', 'u', 'w', 'm', 'r']) await mkdir(path.join(scratch, d), { recursive: true });
   await writeFile(path.join(scratch, 'l1', 'old'), 'old\n');
   const ns = mode === 'userns' ? ['--user', '--map-current-user', '--keep-caps'] : [];
+  // As root, over layers idmapped for the command user, as sandboxes are (see command-user.ts).
+  let prefix = ['unshare'];
+  if (mode === 'root') {
+    const why = await probeIdmap(scratch);
+    if (why) return { ok: false, detail: why };
+    prefix = [await idmapHelper(), String(COMMAND_UID), scratch, '--', 'unshare'];
+  }
+  const [file, ...pre] = prefix;
   const r = await runProcess(
-    'unshare',
-    [...ns, '--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--', 'sh', '-c', PROBE_SCRIPT, 'probe', mode === 'userns' ? 'userxattr,' : ''],
+    file,
+    [...pre, ...ns, '--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--', 'sh', '-c', PROBE_SCRIPT, 'probe', mode === 'userns' ? 'userxattr,' : ''],
     { cwd: scratch, env: inheritedEnv() },
   );
   if (r.exitCode !== 0) {

@@ -39,7 +39,7 @@ function cacheKey(): string {
   } catch {
     // No boot id (not Linux): one cache for every boot.
   }
-  return `${boot.trim()}:${process.getuid?.() ?? 'nouid'}:${process.platform}:confined-v1`;
+  return `${boot.trim()}:${process.getuid?.() ?? 'nouid'}:${process.platform}:confined-v2`;
 }
 
 /**

@@ -45,6 +45,7 @@ const NO_STORAGE: BackendSandbox = {
   dir: '',
   commandRoot: '',
   contained: false,
+  viewOwner: undefined,
   viewRoot: () => Promise.reject(new Error('discarded')),
   git: () => Promise.reject(new Error('discarded')),
   spawn: () => Promise.reject(new Error('discarded')),
@@ -87,7 +88,7 @@ export class Sandbox {
     /** @internal What the working tree has received from it (see workingTreeDiff), kept in the session's registry. */
     private deliveredRecord?: Delivered,
   ) {
-    this.fs = new ViewFs(() => handle.viewRoot(), [owner.ctx.repo.root, handle.commandRoot]);
+    this.fs = new ViewFs(() => handle.viewRoot(), [owner.ctx.repo.root, handle.commandRoot], handle.viewOwner);
     const limitBytes = handle.diskLimitBytes;
     this.disk =
       handle.storageBytes && limitBytes !== undefined

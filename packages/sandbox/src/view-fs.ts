@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { lchown, mkdir, open, readdir, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import { SandboxError, SandboxPathError } from './errors.js';
 import { lstatIn, openDir, openOrMakeDir, readlinkIn, self, under } from './fd-path.js';
 import { partialWritePath } from './partial-write.js';
@@ -59,6 +59,8 @@ export class ViewFs {
     private readonly hostRoot: () => Promise<string>,
     /** Absolute prefixes that mean "the repository root" inside the view. */
     private readonly repoPrefixes: readonly string[],
+    /** Who gets what this creates (BackendSandbox.viewOwner); undefined: whoever creates it. */
+    private readonly owner?: number,
   ) {}
 
   /** Repo-relative, symlink-free path; throws when it would leave the repository. */
@@ -110,7 +112,7 @@ export class ViewFs {
         }
         let next: FileHandle;
         try {
-          next = opts.create ? await openOrMakeDir(top, seg) : await openDir(top, seg);
+          next = opts.create ? await openOrMakeDir(top, seg, this.owner) : await openDir(top, seg);
         } catch (err) {
           if (!isErr(err, 'ELOOP', 'ENOTDIR')) throw err;
           if (!(await lstatIn(top, seg))?.isSymbolicLink()) throw err;
@@ -192,6 +194,7 @@ export class ViewFs {
       const fh = await open(under(w.dir, tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
       try {
         try {
+          if (this.owner !== undefined) await fh.chown(this.owner, this.owner);
           await fh.writeFile(data);
           // Created files get the umask applied; chmod sets the mode exactly.
           if (mode !== undefined) await fh.chmod(mode);
@@ -222,7 +225,7 @@ export class ViewFs {
     await this.using(p, { create: true }, async (w) => {
       if (w.name === '') return;
       this.writable(p, w);
-      await (await openOrMakeDir(w.dir, w.name)).close();
+      await (await openOrMakeDir(w.dir, w.name, this.owner)).close();
     });
   }
 
@@ -253,7 +256,7 @@ export class ViewFs {
           await rename(under(src.dir, src.name), under(dst.dir, dst.name));
         } catch (err) {
           if (!isErr(err, 'EXDEV')) throw err;
-          await copyIn(src.dir, src.name, dst.dir, dst.name);
+          await copyIn(src.dir, src.name, dst.dir, dst.name, this.owner);
           await removeIn(src.dir, src.name);
         }
       });
@@ -339,22 +342,24 @@ async function removeIn(dir: FileHandle, name: string): Promise<void> {
 }
 
 /** Copies `srcName` in `srcDir` to `dstName` in `dstDir` (a whole tree; symlinks as links; modes and times kept). */
-async function copyIn(srcDir: FileHandle, srcName: string, dstDir: FileHandle, dstName: string): Promise<void> {
+async function copyIn(srcDir: FileHandle, srcName: string, dstDir: FileHandle, dstName: string, owner: number | undefined): Promise<void> {
   const st = await lstatIn(srcDir, srcName);
   if (!st) return;
   if (st.isSymbolicLink()) {
     await symlink(await readlinkIn(srcDir, srcName), under(dstDir, dstName));
+    if (owner !== undefined) await lchown(under(dstDir, dstName), owner, owner);
     return;
   }
   if (st.isDirectory()) {
     await mkdir(under(dstDir, dstName), st.mode & 0o7777);
+    if (owner !== undefined) await lchown(under(dstDir, dstName), owner, owner);
     const from = await openDir(srcDir, srcName);
     const to = await openDir(dstDir, dstName).catch(async (err: unknown) => {
       await from.close();
       throw err;
     });
     try {
-      for (const e of await readdir(self(from))) await copyIn(from, e, to, e);
+      for (const e of await readdir(self(from))) await copyIn(from, e, to, e, owner);
       await to.utimes(st.atime, st.mtime);
     } finally {
       await from.close();
@@ -366,6 +371,7 @@ async function copyIn(srcDir: FileHandle, srcName: string, dstDir: FileHandle, d
   try {
     const dst = await open(under(dstDir, dstName), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, st.mode & 0o7777);
     try {
+      if (owner !== undefined) await dst.chown(owner, owner);
       await dst.writeFile(await src.readFile());
       await dst.chmod(st.mode & 0o7777);
       await dst.utimes(st.atime, st.mtime);

@@ -16,6 +16,10 @@ const cleanups: string[] = [];
 export async function tempDir(prefix = 'ic-sbx-', base = os.tmpdir()): Promise<string> {
   const dir = await realpath(await mkdtemp(path.join(base, prefix)));
   cleanups.push(dir);
+  // Visible to commands means readable by them too, as a host directory like /etc is: mkdtemp
+  // makes it its owner's alone, and under a root-run CLI commands are not its owner
+  // (command-user.ts).
+  if (base !== os.tmpdir()) await chmod(dir, 0o755);
   return dir;
 }
 

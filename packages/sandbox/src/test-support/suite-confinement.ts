@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { closeSync, openSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,6 +93,9 @@ export function registerConfinementTests(s: SuiteContext): void {
   beforeEach(async () => {
     home = await mkdtemp(path.join(OUTSIDE_ROOT, 'ic-home-'));
     outside = await mkdtemp(path.join(OUTSIDE_ROOT, 'ic-outside-'));
+    // A host directory anyone may read, as /etc or /usr (mkdtemp makes it its owner's alone, and
+    // under a root-run CLI commands are not its owner: see command-user.ts).
+    await chmod(outside, 0o755);
     await writeFile(path.join(home, '.bashrc'), '# the user rc\n');
     await mkdir(path.join(home, '.ssh'));
     await writeFile(path.join(home, '.ssh', 'id_test'), 'PRIVATE KEY MATERIAL\n');
@@ -371,6 +374,47 @@ export function registerConfinementTests(s: SuiteContext): void {
     }
   });
 
+  it("a command is never the host's root: seen from the host its processes are unprivileged; as root, root's private files and sockets stay closed to it", async () => {
+    const me = process.getuid?.();
+    const secret = path.join(outside, 'root-only.key');
+    await writeFile(secret, 'ROOT ONLY\n', { mode: 0o600 });
+    // Outside /run and the home, which are covered: only ownership keeps a command from it.
+    const socket = path.join(outside, 'service.sock');
+    const server = createServer((c) => c.end('answered\n'));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    await chmod(socket, 0o600);
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    // A long sleep with an argument no other process has, found from the host by its command line.
+    const arg = `86${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}.5`;
+    const bg = await sb.exec(`echo up; exec sleep ${arg}`);
+    await new Promise<void>((resolve) => bg.stdout.on('data', (d: Buffer) => d.toString().includes('up') && resolve()));
+    const uids: number[] = [];
+    for (const pid of await pidsWithArg(arg)) {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8');
+      uids.push(...(/^Uid:\s+(.*)$/m.exec(status)![1].split(/\s+/).map(Number)));
+    }
+    bg.kill();
+    await bg.done;
+    expect(uids).toHaveLength(4);
+    if (me !== 0) {
+      // A user's command is that user: the user namespace's root is the user, no more.
+      expect(new Set(uids)).toEqual(new Set([me]));
+      return;
+    }
+    expect(uids.every((u) => u !== 0), `host uids ${uids.join(' ')}`).toBe(true);
+    const r = await sb.run(
+      `cat ${secret} 2>/dev/null || echo unreadable; ` +
+        nodeCommand(
+          `const s=require('net').connect(${JSON.stringify(socket)});s.on('data',d=>process.stdout.write(d));` +
+            `s.on('error',e=>console.log('refused '+e.code))`,
+        ),
+    );
+    expect(r.stdout).toBe('unreadable\nrefused EACCES\n');
+  });
+
   it('descriptors the process running the sandbox inherited reach no command: a directory left open leads nowhere, a file left open takes nothing', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const log = path.join(outside, 'host.log');
@@ -597,9 +641,10 @@ export function registerConfinementTests(s: SuiteContext): void {
       done
       echo none; exit 3`,
     );
-    if (!s.mountsAtRepoPath) {
+    if (!s.mountsAtRepoPath || process.getuid?.() === 0) {
       // The copy's commands work in the copy, whose way up is mounts and the read-only state dir:
-      // nothing on it can be moved at all.
+      // nothing on it can be moved at all. Under a root-run CLI, commands run as an unprivileged
+      // user (command-user.ts), and every directory on the way up is root's.
       expect(r.stdout).toBe('none\n');
       return;
     }

@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { COMMAND_UID, commandUserFor, idmapHelper, outermost } from './command-user.js';
+import { madeParents, type ViewSpec } from './confined-view.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('the command user', () => {
+  it('idmaps the outermost directories only, the read-only ones marked optional unless they hold one commands must own', async () => {
+    expect(outermost(['/a/b', '/a', '/c/d', '/c/d/e', '/ab'])).toEqual(['/a', '/ab', '/c/d']);
+    const user = await commandUserFor(['/state/s1', '/repo'], ['/home/u/.cargo', '/state', '/repo/sub']);
+    if (process.getuid?.() !== 0) {
+      expect(user).toBeUndefined();
+      return;
+    }
+    expect(user).toMatchObject({ uid: COMMAND_UID, idmap: ['?/home/u/.cargo', '/repo', '/state'] });
+  });
+
+  it("shows root's files as the command user's, and the command user's as root's, through idmap-exec", async () => {
+    if (process.getuid?.() !== 0) {
+      expect(await commandUserFor(['/x'])).toBeUndefined();
+      return;
+    }
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ic-idmap-'));
+    dirs.push(dir);
+    writeFileSync(path.join(dir, 'root.txt'), 'r\n');
+    const helper = await idmapHelper();
+    // The helper is root's and no one else may change it: it runs as root.
+    expect(statSync(helper).uid).toBe(0);
+    expect(statSync(helper).mode & 0o022).toBe(0);
+    const out = execFileSync(helper, [String(COMMAND_UID), dir, '--', 'sh', '-c', `stat -c %u ${dir}/root.txt; touch ${dir}/made; stat -c %u ${dir}/made`], {
+      encoding: 'utf8',
+    });
+    expect(out).toBe(`${COMMAND_UID}\n0\n`);
+    // Outside the helper's namespace the disk says what it always said.
+    expect(statSync(path.join(dir, 'root.txt')).uid).toBe(0);
+    expect(statSync(path.join(dir, 'made')).uid).toBe(COMMAND_UID);
+  });
+
+  it('opens the directories bubblewrap makes on the way to a mount point inside a tmpfs, and no real directory', () => {
+    const spec: ViewSpec = {
+      userns: false,
+      stateDir: '/home/u/.local/state/ic',
+      hidden: [{ path: '/home/u/.config/gh', dir: true }],
+      covered: { dirs: ['/home/u'], keep: ['/home/u/.cargo/bin', '/home/u/proj'] },
+      readOnly: ['/tmp/work/repo'],
+      extraWritable: [],
+      writable: ['/home/u/.local/state/ic/sessions/s1'],
+      network: false,
+      scratchBytes: 1,
+      commandUid: COMMAND_UID,
+    };
+    expect(madeParents(spec)).toEqual([
+      '/home/u/.cargo',
+      '/home/u/.config',
+      '/home/u/.local',
+      '/home/u/.local/state',
+      '/home/u/.local/state/ic/sessions',
+      '/tmp/work',
+    ]);
+    // A bind at the very path of a tmpfs is on top of it: what is under it is real.
+    expect(madeParents({ ...spec, covered: { dirs: ['/home/u'], keep: ['/home/u'] }, stateDir: '/var/ic', writable: [] })).toEqual([
+      '/tmp/work',
+    ]);
+  });
+});
