@@ -1,6 +1,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { buildsCommandRoot, commandRootDir } from './command-root.js';
 import type { CoveredDirs } from './covered-dirs.js';
 import { isWithin } from './repo.js';
 
@@ -132,7 +133,8 @@ export function holderBwrapArgs(spec: ViewSpec): string[] {
   // holding the repository or the state dir must not make either writable (or visible) as a whole.
   for (const p of spec.extraWritable) args.push('--bind', p, p);
   for (const p of spec.readOnly) args.push('--ro-bind', p, p);
-  args.push('--tmpfs', spec.stateDir);
+  // Where the holder builds the commands' root (command-root.ts), before the state dir is read-only.
+  args.push('--tmpfs', spec.stateDir, ...(buildsCommandRoot(spec) ? ['--dir', commandRootDir(spec.stateDir)] : []));
   for (const p of spec.writable) args.push('--bind', p, p);
   for (const p of spec.storageReadOnly ?? []) args.push('--ro-bind', p, p);
   // Last, so that a writable path holding a credential location (a home made writable) still hides it.

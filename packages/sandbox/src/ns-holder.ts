@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { joinCgroupArgs, prlimitArgs, type CommandCgroup, type ResolvedLimits } from './command-limits.js';
+import { buildsCommandRoot, commandRoot, commandRootStep } from './command-root.js';
 import type { CommandUser } from './command-user.js';
 import { holderBwrapArgs, type ViewSpec } from './confined-view.js';
 import { SandboxError } from './errors.js';
@@ -106,13 +107,16 @@ export class NamespaceHolder {
     private readonly anchors: { pid: number; dirs: readonly string[] },
     /** HolderPlan.commandUser's uid. */
     readonly commandUid: number | undefined,
+    /** The commands' `/`: the view with the machine's filesystems behind read-only overlays (command-root.ts). */
+    private readonly commandRoot: string,
   ) {}
 
   static async start(plan: HolderPlan, pidFile: string): Promise<NamespaceHolder> {
     const startedAt = performance.now();
     if (plan.anchors.length > MAX_ANCHORS) throw new Error(`internal: a holder keeps at most ${MAX_ANCHORS} anchors`);
     const anchors = Object.fromEntries(plan.anchors.map((a, i) => [`IC_ANCHOR_${i}`, a]));
-    const script = `set -e\n${plan.setup?.script ?? ''}\n${BRIDGE}\n${READY_THEN_WAIT}`;
+    const rootStep = commandRootStep(plan.view);
+    const script = `set -e\n${plan.setup?.script ?? ''}\n${rootStep.script}\n${BRIDGE}\n${READY_THEN_WAIT}`;
     const args = [
       ...holderBwrapArgs(plan.view),
       '--info-fd',
@@ -134,7 +138,7 @@ export class NamespaceHolder {
     const [file, ...argv] = user ? [user.helper, String(user.uid), ...user.idmap, '--', 'bwrap', ...args] : ['bwrap', ...args];
     const child = spawn(file, argv, {
       cwd: plan.cwd,
-      env: { ...inheritedEnv(), ...bridge, ...anchors },
+      env: { ...inheritedEnv(), ...bridge, ...anchors, ...rootStep.env },
       detached: true,
       stdio: childStdio(['ignore', 'pipe', 'pipe', 'pipe']),
     });
@@ -195,7 +199,7 @@ export class NamespaceHolder {
     const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network, procMaskArgs(), {
       pid: shellPid,
       dirs: plan.anchors,
-    }, user?.uid);
+    }, user?.uid, buildsCommandRoot(plan.view) ? commandRoot(plan.view.stateDir) : '/');
     timed('sandbox-mount', startedAt);
     await writeFile(pidFile, JSON.stringify({ pid: initPid, start: (await processStart(initPid)) ?? '' }));
     return holder;
@@ -254,7 +258,7 @@ export class NamespaceHolder {
       ...prlimitArgs(plan.limits),
       'bwrap',
       '--dev-bind',
-      '/',
+      this.commandRoot,
       '/',
       ...this.commandView,
       '--proc',

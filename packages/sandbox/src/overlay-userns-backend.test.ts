@@ -3,13 +3,20 @@ import { registerBackendSuite } from './test-support/backend-suite.js';
 import { unavailableReason } from './test-support/availability.js';
 import { runSuiteAsUnprivilegedUser } from './test-support/unprivileged.js';
 
-// Where the backend can't run here, the suite shows as skipped with the reason, rather than a
-// placeholder that passes.
-const reason = await unavailableReason('overlay-userns');
 const uid = process.getuid?.();
-describe.skipIf(reason !== undefined)(`overlay-userns backend${reason === undefined ? '' : ` (not run as uid ${uid}: ${reason})`}`, () => {
-  registerBackendSuite('overlay-userns');
-});
+if (uid === 0) {
+  // As root, commands in a user namespace would still be the host's root: the backend refuses.
+  it("is refused as root: its commands would be the host's root", async () => {
+    expect(await unavailableReason('overlay-userns')).toMatch(/as root, commands in a user namespace would still be the host's root/);
+  });
+} else {
+  // Where the backend can't run here, the suite shows as skipped with the reason, rather than a
+  // placeholder that passes.
+  const reason = await unavailableReason('overlay-userns');
+  describe.skipIf(reason !== undefined)(`overlay-userns backend${reason === undefined ? '' : ` (not run as uid ${uid}: ${reason})`}`, () => {
+    registerBackendSuite('overlay-userns');
+  });
+}
 
 // The backend exists for users who are not root, so as root (CI) the same suite also runs, in a
 // child vitest, as a freshly created unprivileged user.
