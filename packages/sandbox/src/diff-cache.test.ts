@@ -11,8 +11,8 @@ afterEach(async () => {
   await cleanupTempDirs();
 });
 
-async function session(repo: string): Promise<SandboxSession> {
-  const s = await openSession({ repo, stateDir: await tempDir('ic-state-') });
+async function session(repo: string, writable: string[] = []): Promise<SandboxSession> {
+  const s = await openSession({ repo, stateDir: await tempDir('ic-state-'), containment: { writable } });
   open.push(s);
   return s;
 }
@@ -44,9 +44,12 @@ describe('diffs made ahead of need', () => {
 
   it('a diff asked for while a command runs is never given for what the command wrote later', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
-    const sb = await (await session(repo)).create('root');
-    // The command waits at a FIFO (outside the sandbox, readable by commands) until the test writes it.
-    const fifo = path.join(await tempDir('ic-gate-', '/var/tmp'), 'gate');
+    // The command waits at a FIFO until the test writes it: in a path the sandbox may write, which
+    // commands see as it is (the rest of the machine they see through read-only overlays under a
+    // root-run CLI, where a pipe of the host's, like a socket, leads nowhere: see command-root.ts).
+    const gate = await tempDir('ic-gate-', '/var/tmp');
+    const sb = await (await session(repo, [gate])).create('root');
+    const fifo = path.join(gate, 'gate');
     execFileSync('mkfifo', ['-m', '644', fifo]);
     const cmd = await sb.exec(`read line < ${fifo} && echo late > late.txt`);
     const during = await sb.workingTreeDiff();
