@@ -14,10 +14,6 @@ export function commandRootDir(stateDir: string): string {
   return path.join(stateDir, '.command-root');
 }
 
-/** The commands' `/`, inside commandRootDir. */
-export function commandRoot(stateDir: string): string {
-  return path.join(commandRootDir(stateDir), 'r');
-}
 
 // Filesystems that hold no sockets of a service, or that an overlay cannot take as a layer:
 // bound as they are.
@@ -72,11 +68,21 @@ END {
 }
 `;
 
+/**
+ * The holder's shell keeps the commands' mount namespace open on this descriptor (dash takes
+ * single-digit ones; the anchors are 5-9, see ns-holder.ts).
+ */
+export const COMMAND_NS_FD = 4;
+
 // Runs in the holder's namespace, after the view is complete (its overlays mounted). One
 // mount(8) run makes every mount of the table (see overlay-mounts.ts for why, and why it must say
 // "successfully mounted" as often as the table has lines). An overlay the kernel refuses (a
 // filesystem it cannot take as a layer, or one stacked too deep, as in a sandbox's own sandbox)
-// is bound instead, in a second run from scratch.
+// is bound instead, in a second run from scratch. Then a mount namespace of its own whose root is
+// that tree (the view's other mounts gone from it, so a command's bubblewrap copies only what it
+// shows), held by a process that sleeps in it and opened on COMMAND_NS_FD: commands join it, our
+// git stays in the view, from which the tree is then unmounted (each bubblewrap our git starts
+// copies the view's mounts).
 const SCRIPT = `
 R="$IC_CMDROOT"
 mount -n -t tmpfs -o size=1m,mode=0755 infinity-code-cmdroot "$R"
@@ -96,6 +102,12 @@ for try in 1 2; do
   nobind=$(awk '$3 == "overlay" { print $2 }' "$R/fstab")
   umount -n -R "$R/r" 2>/dev/null || true
 done
+mkfifo "$R/sync"
+unshare --mount --propagation private sh -c 'exec 3>"$1/sync"; cd "$1/r" && pivot_root . . && umount -l . && echo ok >&3 && exec 3>&- && exec sleep 2147483647' commands-root "$R" &
+read ok < "$R/sync"
+[ "$ok" = ok ] || { echo "the commands' mount namespace could not be made" >&2; exit 1; }
+exec ${COMMAND_NS_FD}</proc/$!/ns/mnt
+umount -n -R "$R/r"
 `;
 
 /**

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { joinCgroupArgs, prlimitArgs, type CommandCgroup, type ResolvedLimits } from './command-limits.js';
-import { buildsCommandRoot, commandRoot, commandRootStep } from './command-root.js';
+import { buildsCommandRoot, COMMAND_NS_FD, commandRootStep } from './command-root.js';
 import type { CommandUser } from './command-user.js';
 import { holderBwrapArgs, type ViewSpec } from './confined-view.js';
 import { SandboxError } from './errors.js';
@@ -107,8 +107,11 @@ export class NamespaceHolder {
     private readonly anchors: { pid: number; dirs: readonly string[] },
     /** HolderPlan.commandUser's uid. */
     readonly commandUid: number | undefined,
-    /** The commands' `/`: the view with the machine's filesystems behind read-only overlays (command-root.ts). */
-    private readonly commandRoot: string,
+    /**
+     * Commands join their own mount namespace, whose root is the view with the machine's
+     * filesystems behind read-only overlays (command-root.ts); false: the holder's.
+     */
+    private readonly commandNamespace: boolean,
   ) {}
 
   static async start(plan: HolderPlan, pidFile: string): Promise<NamespaceHolder> {
@@ -199,7 +202,7 @@ export class NamespaceHolder {
     const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network, procMaskArgs(), {
       pid: shellPid,
       dirs: plan.anchors,
-    }, user?.uid, buildsCommandRoot(plan.view) ? commandRoot(plan.view.stateDir) : '/');
+    }, user?.uid, buildsCommandRoot(plan.view));
     timed('sandbox-mount', startedAt);
     await writeFile(pidFile, JSON.stringify({ pid: initPid, start: (await processStart(initPid)) ?? '' }));
     return holder;
@@ -230,13 +233,14 @@ export class NamespaceHolder {
    * that shows itself: the holder's), its user namespace when it has one, and its network
    * namespace when `net`.
    */
-  private enter(net: boolean): string[] {
+  private enter(net: boolean, command = false): string[] {
+    const mount = command && this.commandNamespace ? `--mount=/proc/${this.anchors.pid}/fd/${COMMAND_NS_FD}` : '--mount';
     return [
       'nsenter',
       '-t',
       String(this.initPid),
       ...(this.userns ? ['--user', '--preserve-credentials'] : []),
-      '--mount',
+      mount,
       '--pid',
       ...(net ? ['--net'] : []),
       '--',
@@ -254,11 +258,11 @@ export class NamespaceHolder {
   commandArgv(plan: CommandPlan): string[] {
     return [
       ...joinCgroupArgs(plan.cgroup),
-      ...this.enter(!plan.network && !this.hostNetwork),
+      ...this.enter(!plan.network && !this.hostNetwork, true),
       ...prlimitArgs(plan.limits),
       'bwrap',
       '--dev-bind',
-      this.commandRoot,
+      '/',
       '/',
       ...this.commandView,
       '--proc',
