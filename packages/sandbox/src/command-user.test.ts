@@ -49,7 +49,7 @@ describe('the command user', () => {
       stateDir: '/home/u/.local/state/ic',
       hidden: [{ path: '/home/u/.config/gh', dir: true }],
       covered: { dirs: ['/home/u'], keep: ['/home/u/.cargo/bin', '/home/u/proj'] },
-      readOnly: ['/tmp/work/repo'],
+      readOnly: ['/tmp/proj/repo'],
       extraWritable: [],
       writable: ['/home/u/.local/state/ic/sessions/s1'],
       network: false,
@@ -62,11 +62,11 @@ describe('the command user', () => {
       '/home/u/.local',
       '/home/u/.local/state',
       '/home/u/.local/state/ic/sessions',
-      '/tmp/work',
+      '/tmp/proj',
     ]);
     // A bind at the very path of a tmpfs is on top of it: what is under it is real.
     expect(madeParents({ ...spec, covered: { dirs: ['/home/u'], keep: ['/home/u'] }, stateDir: '/var/ic', writable: [] })).toEqual([
-      '/tmp/work',
+      '/tmp/proj',
     ]);
   });
 });

@@ -420,6 +420,10 @@ export function registerConfinementTests(s: SuiteContext): void {
         ),
     );
     expect(r.stdout).toMatch(/^unreadable\nrefused E(ACCES|CONNREFUSED)\n$/);
+    // What the file tools (root here) create is the command user's to change, directories too.
+    await sb.writeFile('made/by-tool.txt', 'tool\n');
+    const own = await sb.run('echo command >> made/by-tool.txt && touch made/beside.txt && cat made/by-tool.txt');
+    expect(own.stdout, own.stderr).toBe('tool\ncommand\n');
   });
 
   it('descriptors the process running the sandbox inherited reach no command: a directory left open leads nowhere, a file left open takes nothing', async () => {
