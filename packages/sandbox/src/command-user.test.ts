@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMMAND_UID, commandUserFor, idmapHelper, outermost } from './command-user.js';
+import { COMMAND_UID, commandUserFor, compileHelper, idmapHelper, outermost, probeIdmap, trustworthy } from './command-user.js';
 import { madeParents, type ViewSpec } from './confined-view.js';
 
 const dirs: string[] = [];
@@ -68,5 +68,52 @@ describe('the command user', () => {
     expect(madeParents({ ...spec, covered: { dirs: ['/home/u'], keep: ['/home/u'] }, stateDir: '/var/ic', writable: [] })).toEqual([
       '/tmp/proj',
     ]);
+  });
+});
+
+describe('the idmap helper, where it cannot be trusted or built', () => {
+  it('trusts a helper only where no one but its owner (or root) may rename a directory on its way; a sticky one is fine', () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'ic-trust-'));
+    dirs.push(base);
+    let n = 0;
+    const place = (mode: number): string => {
+      const open = path.join(base, `open-${mode.toString(8)}-${n++}`);
+      mkdirSync(open);
+      chmodSync(open, mode);
+      const dir = path.join(open, 'infinity-code');
+      mkdirSync(dir, { mode: 0o700 });
+      const helper = path.join(dir, 'idmap-exec');
+      writeFileSync(helper, '', { mode: 0o755 });
+      return helper;
+    };
+    chmodSync(base, 0o755);
+    expect(trustworthy(place(0o755))).toBe(true);
+    // Anyone may rename infinity-code/ in it, and put a directory of their own there.
+    expect(trustworthy(place(0o777))).toBe(false);
+    expect(trustworthy(place(0o775))).toBe(false);
+    // As in /tmp: no one renames what is not theirs.
+    expect(trustworthy(place(0o1777))).toBe(true);
+    const helper = place(0o755);
+    chmodSync(helper, 0o777);
+    expect(trustworthy(helper)).toBe(false);
+  });
+
+  it('says to install a C compiler when the helper cannot be built', async () => {
+    const dest = path.join(mkdtempSync(path.join(os.tmpdir(), 'ic-cc-')), 'idmap-exec');
+    dirs.push(path.dirname(dest));
+    const before = process.env.CC;
+    process.env.CC = path.join(path.dirname(dest), 'no-such-cc');
+    try {
+      await expect(compileHelper(dest)).rejects.toThrow(/could not be run.*Install a C compiler \(Debian\/Ubuntu: apt install gcc\), or run infinity-code as a regular user/);
+    } finally {
+      if (before === undefined) delete process.env.CC;
+      else process.env.CC = before;
+    }
+    expect(existsSync(dest)).toBe(false);
+  });
+
+  it('says idmapped mounts are needed where a directory cannot be idmapped', async () => {
+    // /proc takes no idmapping on any kernel; as a regular user nothing does.
+    expect(await probeIdmap('/proc')).toMatch(/commands cannot be mapped to an unprivileged user here \(idmapped mounts: Linux 5\.19 or later\)/);
   });
 });

@@ -5,7 +5,7 @@
 // so that what the disk records as root's is theirs to change while the disk keeps root's
 // ownership.
 import { createHash, randomBytes } from 'node:crypto';
-import { lstatSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -84,16 +84,30 @@ function builtHelper(): string | undefined {
 
 /**
  * A helper root runs must be root's and writable by root alone, as must its directory: anyone
- * else who could replace it would run code as root.
+ * else who could replace it would run code as root. So must be each directory above (as it
+ * resolves): whoever may rename an entry there could put a directory of theirs in its place. A
+ * sticky one (/tmp) lets no one rename what is not theirs.
  */
-function trustworthy(file: string): boolean {
+export function trustworthy(file: string): boolean {
   const uid = process.getuid?.();
   const safe = (p: string, kind: 'file' | 'dir'): boolean => {
     const st = lstatSync(p, { throwIfNoEntry: false });
     if (!st || st.uid !== uid || (st.mode & 0o022) !== 0) return false;
     return kind === 'file' ? st.isFile() : st.isDirectory();
   };
-  return safe(file, 'file') && safe(path.dirname(file), 'dir');
+  if (!safe(file, 'file') || !safe(path.dirname(file), 'dir')) return false;
+  let real: string;
+  try {
+    real = realpathSync(path.dirname(file));
+  } catch {
+    return false;
+  }
+  for (let d = path.dirname(real); ; d = path.dirname(d)) {
+    const st = lstatSync(d);
+    const ownersOnly = (st.mode & 0o022) === 0 || (st.mode & 0o1000) !== 0;
+    if ((st.uid !== 0 && st.uid !== uid) || !ownersOnly) return false;
+    if (d === path.dirname(d)) return true;
+  }
 }
 
 /** Compiles the helper to `dest` (atomically: concurrent processes may build it at once). */

@@ -1,7 +1,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildsCommandRoot, commandRootDir } from './command-root.js';
+import { commandRootDir } from './command-root.js';
 import type { CoveredDirs } from './covered-dirs.js';
 import { isWithin } from './repo.js';
 
@@ -134,7 +134,7 @@ export function holderBwrapArgs(spec: ViewSpec): string[] {
   for (const p of spec.extraWritable) args.push('--bind', p, p);
   for (const p of spec.readOnly) args.push('--ro-bind', p, p);
   // Where the holder builds the commands' root (command-root.ts), before the state dir is read-only.
-  args.push('--tmpfs', spec.stateDir, ...(buildsCommandRoot(spec) ? ['--dir', commandRootDir(spec.stateDir)] : []));
+  args.push('--tmpfs', spec.stateDir, '--dir', commandRootDir(spec.stateDir));
   for (const p of spec.writable) args.push('--bind', p, p);
   for (const p of spec.storageReadOnly ?? []) args.push('--ro-bind', p, p);
   // Last, so that a writable path holding a credential location (a home made writable) still hides it.

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { joinCgroupArgs, prlimitArgs, type CommandCgroup, type ResolvedLimits } from './command-limits.js';
-import { buildsCommandRoot, COMMAND_NS_FD, commandRootStep } from './command-root.js';
+import { COMMAND_NS_FD, commandRootStep } from './command-root.js';
 import type { CommandUser } from './command-user.js';
 import { holderBwrapArgs, type ViewSpec } from './confined-view.js';
 import { SandboxError } from './errors.js';
@@ -107,11 +107,6 @@ export class NamespaceHolder {
     private readonly anchors: { pid: number; dirs: readonly string[] },
     /** HolderPlan.commandUser's uid. */
     readonly commandUid: number | undefined,
-    /**
-     * Commands join their own mount namespace, whose root is the view with the machine's
-     * filesystems behind read-only overlays (command-root.ts); false: the holder's.
-     */
-    private readonly commandNamespace: boolean,
   ) {}
 
   static async start(plan: HolderPlan, pidFile: string): Promise<NamespaceHolder> {
@@ -202,7 +197,7 @@ export class NamespaceHolder {
     const holder = new NamespaceHolder(child, initPid, plan.view.userns, pidFile, commandView, plan.view.network, procMaskArgs(), {
       pid: shellPid,
       dirs: plan.anchors,
-    }, user?.uid, buildsCommandRoot(plan.view));
+    }, user?.uid);
     timed('sandbox-mount', startedAt);
     await writeFile(pidFile, JSON.stringify({ pid: initPid, start: (await processStart(initPid)) ?? '' }));
     return holder;
@@ -234,7 +229,7 @@ export class NamespaceHolder {
    * namespace when `net`.
    */
   private enter(net: boolean, command = false): string[] {
-    const mount = command && this.commandNamespace ? `--mount=/proc/${this.anchors.pid}/fd/${COMMAND_NS_FD}` : '--mount';
+    const mount = command ? `--mount=/proc/${this.anchors.pid}/fd/${COMMAND_NS_FD}` : '--mount';
     return [
       'nsenter',
       '-t',
