@@ -32,7 +32,7 @@
 //   it, and so does the published package. The tools load it with require() when a search runs
 //   (REQUIRED_AT_RUN_TIME), which the bundler leaves alone;
 // - react-devtools-core: Ink's optional devtools (DEV=true), not installed.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -82,11 +82,24 @@ const headlessApart = {
 };
 
 /**
+ * Writes dist/generated/tool-checks.js: the input checks of the tools the CLI offers, made now
+ * (src/tool-checks.ts), so that a session's first tool call loads no Ajv. Before the bundles,
+ * which take it in.
+ */
+async function writeToolChecks() {
+  const { offeredTools } = await import(pathToFileURL(`${dist}/offered-tools.js`).href);
+  const { toolChecksModule } = await import('@infinity-code/runtime');
+  mkdirSync(`${dist}/generated`, { recursive: true });
+  writeFileSync(`${dist}/generated/tool-checks.js`, await toolChecksModule(await offeredTools()));
+}
+
+/**
  * Bundles tsc's output into `outdir`: dist/cli.js into cli.bundle.js and bundle/,
  * dist/run-headless.js into headless/ (see the top of this file), replacing what a previous run
  * wrote there. Returns esbuild's metafile of both builds (their inputs and outputs).
  */
 export async function bundleCli({ outdir = dist, inlineWorkspace = true, sourcemap = true } = {}) {
+  await writeToolChecks();
   rmSync(`${outdir}/bundle`, { recursive: true, force: true });
   rmSync(`${outdir}/${HEADLESS_DIR}`, { recursive: true, force: true });
   rmSync(`${outdir}/cli.bundle.js`, { force: true });

@@ -17,10 +17,10 @@ import {
 import type { Effort } from '@infinity-code/runtime/models';
 import type { ApplyResult, BackendName, BaseRefresh, ContainmentOptions, Sandbox, SandboxDiff, SandboxSession } from '@infinity-code/sandbox';
 import { SandboxError } from '@infinity-code/sandbox/patches';
-import { TOOL_VALIDATORS } from './generated/tool-validators.js';
 import { codingTools, type CommandRequest, type UncontainedPolicy } from '@infinity-code/tools';
 import { startMcpServers, type McpServerEntry, type McpServers } from '@infinity-code/mcp';
 import { withFallback } from './fallback-model.js';
+import { toolChecks } from './tool-checks.js';
 import { basePrompt, type PromptFlags } from './instructions.js';
 import { gatherEnvironment, keepEnvironment, sessionEnvironment } from './session-environment.js';
 import { containmentOf, maxDiffFileBytes } from './sandbox-config.js';
@@ -273,7 +273,7 @@ export class AgentSession {
       roots: [rootId],
       provider: withSessionFallback(setup, o, provider, modelRef, effortRef),
       tools: [...tools.tools, ...(o.extraTools ?? [])],
-      validators: TOOL_VALIDATORS,
+      validators: await toolChecks(),
       ...permissionOptions(setup),
       // Read per round: a model switch applies from the next completion of every thread.
       model: () => modelRef.current,

@@ -1,14 +1,16 @@
 import type { RuntimeServices } from './services.js';
 import { closeThread, deliverReport, spawnChild } from './thread-lifecycle.js';
-import type { AsyncTool, SyncTool, Tool } from './tool.js';
+import { defineTool, type InputOf, type ToolSchema } from './define-tool.js';
+import type { AsyncTool, Tool } from './tool.js';
 import { frameParentMessage, frameSpawned } from './wording.js';
 import { localTimeZone, zonedInstant } from './zoned-time.js';
 
-const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
+// A closed object schema, its literal types kept (the tools' input types come from them).
+const obj = <const P extends Record<string, object>, const R extends ReadonlyArray<keyof P & string> = []>(properties: P, required?: R) => ({
   type: 'object' as const,
   properties,
-  required,
-  additionalProperties: false,
+  required: required ?? [],
+  additionalProperties: false as const,
 });
 
 /** The runtime's own tools (docs/architecture.md, *Threads, identity and caching*), bound to the system's services. */
@@ -16,7 +18,7 @@ const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
 export const REPORTING_TOOLS: ReadonlySet<string> = new Set(['report_to_parent', 'close_thread']);
 
 export function builtinTools(s: RuntimeServices): Tool[] {
-  const spawnThread: SyncTool = {
+  const spawnThread = defineTool({
     kind: 'sync',
     name: 'spawn_thread',
     description:
@@ -37,7 +39,7 @@ export function builtinTools(s: RuntimeServices): Tool[] {
       ['instructions', 'child_of'],
     ),
     runsLast: true,
-    display: (input) => `Spawn thread: ${String(input.instructions).split('\n')[0]}`,
+    display: (input) => `Spawn thread: ${input.instructions.split('\n')[0]}`,
     async execute(input, ctx) {
       const claimed = JSON.stringify(input.child_of);
       const actual = JSON.stringify(ctx.threadStack);
@@ -65,9 +67,9 @@ export function builtinTools(s: RuntimeServices): Tool[] {
         spawned: childId,
       };
     },
-  };
+  });
 
-  const reportToParent: SyncTool = {
+  const reportToParent = defineTool({
     kind: 'sync',
     name: 'report_to_parent',
     description:
@@ -84,12 +86,12 @@ export function builtinTools(s: RuntimeServices): Tool[] {
           content: 'Error: this is the root thread, which has no parent to report to. Answer the user directly instead.',
         };
       }
-      const note = await deliverReport(s, t, `report:${t.id}:${ctx.call.id}`, String(input.report), { closed: false });
+      const note = await deliverReport(s, t, `report:${t.id}:${ctx.call.id}`, input.report, { closed: false });
       return { content: note ? `Report sent to parent thread. ${note}` : 'Report sent to parent thread.', display: { summary: 'report sent' } };
     },
-  };
+  });
 
-  const closeThreadTool: SyncTool = {
+  const closeThreadTool = defineTool({
     kind: 'sync',
     name: 'close_thread',
     description:
@@ -108,21 +110,20 @@ export function builtinTools(s: RuntimeServices): Tool[] {
       if (input.thread_id !== ctx.threadId) {
         return { isError: true, content: `Error: you can only close your own thread (${ctx.threadId}).` };
       }
-      const report = typeof input.report_to_parent === 'string' ? input.report_to_parent : undefined;
       // The live record: closing marks it in place, so a cached copy of the thread stays current.
-      await closeThread(s, ctx.thread, report);
+      await closeThread(s, ctx.thread, input.report_to_parent);
       return { content: 'Thread closed.', display: { summary: 'thread closed' }, stop: true };
     },
-  };
+  });
 
-  const sendMessageToChild: SyncTool = {
+  const sendMessageToChild = defineTool({
     kind: 'sync',
     name: 'send_message_to_child',
     description: 'Send a message to one of your direct child threads.',
     input_schema: obj({ thread_id: { type: 'string' }, message: { type: 'string' } }, ['thread_id', 'message']),
-    display: (input) => `Message to ${String(input.thread_id)}`,
+    display: (input) => `Message to ${input.thread_id}`,
     async execute(input, ctx) {
-      const childId = String(input.thread_id);
+      const childId = input.thread_id;
       const child = await s.store.loadThread(childId);
       if (!child || child.record.parentId !== ctx.threadId) {
         return { isError: true, content: `Error: thread ${childId} is not a child of the current thread ${ctx.threadId}` };
@@ -133,20 +134,20 @@ export function builtinTools(s: RuntimeServices): Tool[] {
       await s.deliver({
         id: `msg:${ctx.call.id}`,
         threadId: childId,
-        body: { kind: 'parent_message', text: frameParentMessage(String(input.message)), message: String(input.message) },
+        body: { kind: 'parent_message', text: frameParentMessage(input.message), message: input.message },
       });
       return { content: 'Message sent to child thread.', display: { summary: 'message sent' } };
     },
-  };
+  });
 
-  const cancelSubscription: SyncTool = {
+  const cancelSubscription = defineTool({
     kind: 'sync',
     name: 'cancel_subscription',
     description: 'Stop a subscription (e.g. a running command) started by one of your tool calls.',
     input_schema: obj({ tool_call_id: { type: 'string' } }, ['tool_call_id']),
-    display: (input) => `Cancel ${String(input.tool_call_id)}`,
+    display: (input) => `Cancel ${input.tool_call_id}`,
     execute(input, ctx) {
-      const id = String(input.tool_call_id);
+      const id = input.tool_call_id;
       const sub = ctx.thread.subscriptions.find((x) => x.callId === id);
       if (!sub) return { isError: true, content: `Error: no active subscription found for tool call ID '${id}'` };
       const tool = s.tools.get(sub.name);
@@ -155,44 +156,50 @@ export function builtinTools(s: RuntimeServices): Tool[] {
       }
       return { content: `Subscription '${id}' cancelled successfully.`, display: { summary: 'subscription cancelled' }, unsubscribe: [id] };
     },
-  };
+  });
 
-  const timer = (
+  const timer = <const S extends ToolSchema>(
     name: string,
     description: string,
-    schema: ReturnType<typeof obj>,
-    due: (input: Record<string, unknown>) => number | null,
-    display: (input: Record<string, unknown>) => string,
-  ): AsyncTool => ({
-    kind: 'async',
-    name,
-    description,
-    input_schema: schema,
-    passive: true,
-    // Wake-ups are stored: a restart neither loses nor repeats them.
-    survivesRestart: true,
-    display,
-    async dispatch(input, ctx) {
-      const dueAt = due(input);
-      if (dueAt === null) return;
-      await s.store.addTimer({ threadId: ctx.threadId, callId: ctx.call.id, dueAt });
-      s.timerAdded(dueAt);
-    },
-  });
+    schema: S,
+    due: (input: InputOf<S>) => number | null,
+    display: (input: InputOf<S>) => string,
+  ): AsyncTool => {
+    // As the runtime calls them: the registry checked the input against the schema (see
+    // defineTool; TypeScript can't follow a schema left generic here).
+    const dueOf = due as unknown as (input: Record<string, unknown>) => number | null;
+    const displayOf = display as unknown as (input: Record<string, unknown>) => string;
+    return {
+      kind: 'async',
+      name,
+      description,
+      input_schema: schema,
+      passive: true,
+      // Wake-ups are stored: a restart neither loses nor repeats them.
+      survivesRestart: true,
+      display: displayOf,
+      async dispatch(input, ctx) {
+        const dueAt = dueOf(input);
+        if (dueAt === null) return;
+        await s.store.addTimer({ threadId: ctx.threadId, callId: ctx.call.id, dueAt });
+        s.timerAdded(dueAt);
+      },
+    };
+  };
 
   const sleep = timer(
     'sleep',
     'Wait this many seconds, then continue. New input or events end the wait early.',
     obj({ seconds: { type: 'number', minimum: 0 }, reason: { type: 'string' } }, ['seconds']),
-    (input) => s.now() + Number(input.seconds) * 1000,
-    (input) => `Sleep ${String(input.seconds)} s`,
+    (input) => s.now() + input.seconds * 1000,
+    (input) => `Sleep ${input.seconds} s`,
   );
   const sleepUntil = timer(
     'sleep_until',
     'Wait until a wall-clock date and time (default time zone: this machine\'s). New input or events end the wait early.',
     obj({ date: { type: 'string', description: 'YYYY-MM-DD' }, time: { type: 'string', description: 'HH:MM or HH:MM:SS' }, timezone: { type: 'string', description: 'IANA name, e.g. Europe/Paris' } }, ['date', 'time']),
-    (input) => zonedInstant(String(input.date), String(input.time), typeof input.timezone === 'string' ? input.timezone : localTimeZone()),
-    (input) => `Sleep until ${String(input.date)} ${String(input.time)}${typeof input.timezone === 'string' ? ` ${input.timezone}` : ''}`,
+    (input) => zonedInstant(input.date, input.time, input.timezone ?? localTimeZone()),
+    (input) => `Sleep until ${input.date} ${input.time}${input.timezone === undefined ? '' : ` ${input.timezone}`}`,
   );
   const sleepUntilEvent = timer(
     'sleep_until_event_or_input',

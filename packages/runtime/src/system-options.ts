@@ -10,7 +10,8 @@ import type { SliceDeps } from './slice.js';
 import type { RuntimeStore, ThreadRecord } from './store.js';
 import { buildSystemPrompt, DEFAULT_BASE_PROMPT } from './system-prompt.js';
 import type { Tool, ToolCall } from './tool.js';
-import { ToolRegistry, type InputCheck } from './tool-registry.js';
+import type { ToolChecks } from './tool-checks.js';
+import { ToolRegistry } from './tool-registry.js';
 
 /** Options shared by local and step mode. */
 export interface SystemOptions {
@@ -40,10 +41,10 @@ export interface SystemOptions {
   /** The clock (tests move it). */
   now?: () => number;
   /**
-   * Input checks made ahead of time (Ajv standalone code) by the JSON text of the schema they
-   * check: a tool with one is checked without loading Ajv (see ToolRegistry).
+   * Input checks made ahead of time (tool-checks.ts) by tool name: a tool with one made from its
+   * schema as it is is checked without loading Ajv (see ToolRegistry).
    */
-  validators?: ReadonlyMap<string, InputCheck>;
+  validators?: ToolChecks;
   /**
    * Tools never offered nor run, by name (the built-ins too, and tools added later): as if they
    * did not exist. For a host whose user turned tools off.

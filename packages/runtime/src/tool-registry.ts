@@ -1,5 +1,6 @@
 import type { Ajv } from 'ajv';
 import type { CompletionToolCall } from './completion.js';
+import { OWN_TOOL_CHECKS, schemaHash, type ToolChecks } from './tool-checks.js';
 import type { AsyncTool, SyncTool, Tool, ToolDefinition } from './tool.js';
 import { toolDefinition } from './tool.js';
 import { INJECTED_TOOL_NAME } from './wording.js';
@@ -19,11 +20,6 @@ export interface InputError {
   schemaPath?: string;
 }
 
-/**
- * How the schemas of the tools a system is made with are compiled (Ajv options). Checks made
- * ahead of time (SystemOptions.validators) must be made with these too: same checks, same messages.
- */
-export const OWN_TOOL_CHECKS = { allErrors: true, strict: false, validateSchema: false } as const;
 
 export type Resolution =
   | { kind: 'error'; message: string }
@@ -67,9 +63,9 @@ export class ToolRegistry {
   #offered: readonly ToolDefinition[] | undefined;
 
   /**
-   * `validators`: checks made ahead of time (Ajv's standalone code) for some of the schemas, by
-   * the schema's JSON text. A tool whose schema has one never needs Ajv loaded or a schema
-   * compiled; any other is compiled on first use as before, so a stale entry only costs time.
+   * `validators`: checks made ahead of time (tool-checks.ts), by tool name. A tool with one made
+   * from its schema as it is never needs Ajv loaded or a schema compiled; any other is compiled on
+   * first use as before, so a stale entry only costs time.
    */
   /**
    * `withhold`: names of tools (given now or added later) that are left out as if they did not
@@ -77,14 +73,15 @@ export class ToolRegistry {
    */
   constructor(
     tools: readonly Tool[],
-    validators: ReadonlyMap<string, InputCheck> = new Map(),
+    validators: ToolChecks = new Map(),
     private readonly withhold: (name: string) => boolean = () => false,
   ) {
     tools = tools.filter((t) => !withhold(t.name));
     for (const tool of tools) {
       const problem = this.problem(tool);
       if (problem) throw new Error(problem);
-      const validate = validators.size > 0 ? validators.get(JSON.stringify(tool.input_schema)) : undefined;
+      const made = validators.get(tool.name);
+      const validate = made && made.schemaHash === schemaHash(tool.input_schema) ? made.check : undefined;
       this.tools.set(tool.name, validate ? { tool, validate } : { tool });
     }
     // Built once: a slice must not allocate the tool list per completion.

@@ -1,4 +1,4 @@
-import type { AsyncTool, JsonSchema, ToolContext, ToolOutput } from '@infinity-code/runtime';
+import type { AsyncTool, InputOf, ToolContext, ToolOutput, ToolSchema } from '@infinity-code/runtime';
 import type { Sandbox } from '@infinity-code/sandbox';
 import { ORDER_NOTE, type CallOrder } from './call-order.js';
 import { errorText, ToolError } from './errors.js';
@@ -23,14 +23,15 @@ export interface ToolEnv {
 /** The answer to a call cancelled while it waited for its turn: it never ran. */
 export const CANCELLED_BEFORE_START = 'Error: the call was cancelled before it started; it changed nothing.';
 
-export interface SandboxToolSpec {
+/** A file tool, its input typed by its schema (see the runtime's defineTool). */
+export interface SandboxToolSpec<S extends ToolSchema> {
   name: string;
   description: string;
   /** Whether the tool only reads the thread's files or changes them: it decides the order (call-order.ts). */
   access: 'read' | 'write';
-  input_schema: JsonSchema;
-  display(input: Record<string, unknown>): string;
-  run(input: Record<string, unknown>, sb: Sandbox, ctx: ToolContext): Promise<ToolOutput>;
+  input_schema: S;
+  display(input: InputOf<S>): string;
+  run(input: InputOf<S>, sb: Sandbox, ctx: ToolContext): Promise<ToolOutput>;
 }
 
 /**
@@ -40,13 +41,19 @@ export interface SandboxToolSpec {
  * thread's sandbox on first use may take a while. Since the calls of one reply are all dispatched
  * at once, the work waits for its turn in the thread's call order first.
  */
-export function sandboxTool(env: ToolEnv, spec: SandboxToolSpec): AsyncTool {
+export function sandboxTool<const S extends ToolSchema>(env: ToolEnv, spec: SandboxToolSpec<S>): AsyncTool {
+  // The handlers as the runtime calls them: the registry checked the input against the schema
+  // before dispatch (as defineTool assumes; TypeScript can't follow a schema left generic here).
+  const handlers = spec as unknown as {
+    display(input: Record<string, unknown>): string;
+    run(input: Record<string, unknown>, sb: Sandbox, ctx: ToolContext): Promise<ToolOutput>;
+  };
   return {
     kind: 'async',
     name: spec.name,
     description: `${spec.description} ${ORDER_NOTE[spec.access]}`,
     input_schema: spec.input_schema,
-    display: (input) => spec.display(input),
+    display: (input) => handlers.display(input),
     dispatch(input, ctx) {
       // Every file-tool call notes the thread's context size: a drop means its history was
       // compacted, and read_file must not point at earlier results any more (read-memory.ts).
@@ -57,7 +64,7 @@ export function sandboxTool(env: ToolEnv, spec: SandboxToolSpec): AsyncTool {
         try {
           if (!(await turn.ready)) return { content: CANCELLED_BEFORE_START, isError: true };
           const sb = await env.sandboxFor(ctx.threadId);
-          const output = await spec.run(input, sb, ctx);
+          const output = await handlers.run(input, sb, ctx);
           // Still in the call's turn: the instructions are read as the call left the sandbox.
           return env.instructions ? await env.instructions.addTo(output, input, sb, ctx.thread) : output;
         } catch (err) {
