@@ -17,6 +17,10 @@ export default tseslint.config(
     rules: {
       // `_name` marks a binding kept for its position (a destructured rest, a callback's arity).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
+      // A switch over a union without a default names every member: a new runtime event (or any
+      // new member) is a decision in each consumer, not a silent fall-through. A default is a
+      // deliberate catch-all.
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
     },
   },
   {

@@ -131,7 +131,23 @@ export function textPrinter(w: HeadlessWriters, rootId: string, opts: { verbose:
           w.err(`${who(e.threadId)}  ⋯ ${first.length > 120 ? `${first.slice(0, 117)}...` : first}\n`);
         }
         return;
-      default:
+      case 'compaction-applied':
+      case 'compaction-started':
+      case 'completion-silence':
+      case 'input-accepted':
+      case 'input-deferred':
+      case 'input-dropped':
+      case 'slice-finished':
+      case 'slice-started':
+      case 'text-delta':
+      case 'thinking-delta':
+      case 'thread-closed':
+      case 'tool-call-streaming':
+      case 'tool-denied':
+      case 'tool-dispatched':
+      case 'tool-interrupted':
+      case 'tool-progress':
+      case 'turn-committed':
         return;
     }
   };

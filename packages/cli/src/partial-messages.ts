@@ -66,7 +66,25 @@ export class PartialMessages {
         this.emit(e.threadId, { type: 'message_stop' });
         return;
       }
-      default:
+      case 'compaction-applied':
+      case 'compaction-started':
+      case 'completion-silence':
+      case 'error':
+      case 'event-injected':
+      case 'input-accepted':
+      case 'input-deferred':
+      case 'input-dropped':
+      case 'slice-finished':
+      case 'slice-started':
+      case 'thread-closed':
+      case 'thread-spawned':
+      case 'tool-call':
+      case 'tool-denied':
+      case 'tool-dispatched':
+      case 'tool-interrupted':
+      case 'tool-progress':
+      case 'tool-result':
+      case 'turn-committed':
         return;
     }
   }

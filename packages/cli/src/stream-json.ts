@@ -173,7 +173,19 @@ export class StreamJsonWriter {
       case 'error':
         this.line({ type: 'error', session_id: this.sessionId, thread_id: e.threadId, kind: e.kind, message: e.message });
         return;
-      default:
+      case 'compaction-applied':
+      case 'compaction-started':
+      case 'completion-silence':
+      case 'input-accepted':
+      case 'input-deferred':
+      case 'input-dropped':
+      case 'slice-started':
+      case 'thinking-delta':
+      case 'tool-call-streaming':
+      case 'tool-denied':
+      case 'tool-dispatched':
+      case 'tool-interrupted':
+      case 'tool-progress':
         return;
     }
   }

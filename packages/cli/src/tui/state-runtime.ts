@@ -73,7 +73,14 @@ export function reduceRuntime(s: UiState, e: RuntimeEvent, now?: number): UiStat
     }
     case 'error':
       return notice(flushLive(s), 'error', e.message);
-    default:
+    case 'input-accepted':
+    case 'input-deferred':
+    case 'input-dropped':
+    case 'thread-closed':
+    case 'tool-call-streaming':
+    case 'tool-denied':
+    case 'tool-dispatched':
+    case 'turn-committed':
       return s;
   }
 }
@@ -120,7 +127,21 @@ function reduceChild(s: UiState, e: RuntimeEvent, now?: number): UiState {
       const label = s.threads.find((t) => t.id === id)?.label ?? shortId(id);
       return notice(s, 'error', `[${label}] ${e.message}`);
     }
-    default:
+    case 'compaction-applied':
+    case 'compaction-started':
+    case 'completion-finished':
+    case 'completion-retry':
+    case 'completion-silence':
+    case 'completion-started':
+    case 'input-accepted':
+    case 'input-deferred':
+    case 'input-dropped':
+    case 'text-delta':
+    case 'thinking-delta':
+    case 'tool-call-streaming':
+    case 'tool-denied':
+    case 'tool-dispatched':
+    case 'turn-committed':
       return s;
   }
 }
