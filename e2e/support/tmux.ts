@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { shellWord } from '@infinity-code/sandbox/shell-word';
 
 /** A program running in a detached tmux session: the test reads the screen like a user. */
 export class TmuxScreen {
@@ -11,7 +12,7 @@ export class TmuxScreen {
       'new-session', '-d', '-s', name,
       '-x', String(opts.width ?? 120), '-y', String(opts.height ?? 40),
       '-c', opts.cwd, ...envArgs,
-      ...command.map(shellQuote),
+      ...command.map(shellWord),
     ]);
     return new TmuxScreen(name);
   }
@@ -83,6 +84,4 @@ export class TmuxScreen {
   }
 }
 
-function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
+

@@ -2,6 +2,7 @@
 // the CLI reads its config files with this before anything starts (subpath `@infinity-code/mcp/config`).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { shellWord } from '@infinity-code/sandbox/shell-word';
 
 /**
  * A server the agent talks to: a program started over stdio, or a streamable HTTP endpoint. A
@@ -144,10 +145,6 @@ export function readMcpFile(file: string, env: NodeJS.ProcessEnv): ParsedServers
   return parseMcpServers(raw.mcpServers, file, env);
 }
 
-/** Quotes one word for /bin/sh. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * What the server runs or reaches, for people: the command line with the names (not the
@@ -160,7 +157,7 @@ export function describeServer(config: McpServerConfig): string {
     return `${config.url}${headers.length > 0 ? ` (headers: ${headers.join(', ')})` : ''}`;
   }
   const vars = Object.keys(config.env).map((k) => `${k}=…`);
-  const line = [...vars, config.command, ...config.args].map((w) => (w.endsWith('=…') ? w : shellQuote(w))).join(' ');
+  const line = [...vars, config.command, ...config.args].map((w) => (w.endsWith('=…') ? w : shellWord(w))).join(' ');
   return config.network ? `${line} (with the machine's network)` : line;
 }
 

@@ -5,7 +5,7 @@ import { looksOffline } from '@infinity-code/tools';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { describeServer, shellQuote, type McpServerEntry } from './config.js';
+import { describeServer, type McpServerEntry } from './config.js';
 import type { SandboxStdioTransport } from './sandbox-stdio.js';
 import { CONNECTION_CLOSED, loadSdk, METHOD_NOT_FOUND, REQUEST_TIMEOUT, type Sdk } from './sdk.js';
 import { StderrTail } from './stderr-tail.js';
@@ -265,8 +265,7 @@ export class McpServer {
           : 'sandbox';
       // exec: the server is the process, so its exit is the command's. The network commands have
       // (none by default, or the proxy) unless its definition asks for the machine's.
-      const line = `exec ${[config.command, ...config.args].map(shellQuote).join(' ')}`;
-      return sb.exec(line, { env: { ...this.deps.env, ...config.env }, stdin: true, ...(config.network ? { network: true } : {}) });
+      return sb.exec([config.command, ...config.args], { env: { ...this.deps.env, ...config.env }, stdin: true, ...(config.network ? { network: true } : {}) });
     }, stderr);
   }
 

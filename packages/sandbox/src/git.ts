@@ -1,5 +1,6 @@
 import { GitError } from './errors.js';
 import { runProcess } from './run-process.js';
+import { shellWord } from './shell-word.js';
 import { inheritedEnv } from './secret-env.js';
 import { timed } from './timing.js';
 
@@ -133,10 +134,6 @@ function gitSummary(args: readonly string[], opts: GitRunOptions): string {
   return [seq(opts.steps ?? []), lanes].filter(Boolean).join(' then ');
 }
 
-/** A POSIX shell word holding `s` exactly. */
-export function shellWord(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * The shell script that runs `steps` in order, stopping at the first failure with its exit code;

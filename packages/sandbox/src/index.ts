@@ -9,6 +9,7 @@ export {
   type SessionRecord,
 } from './session.js';
 export { Sandbox, type DiffOptions } from './sandbox.js';
+export { execLine, shellWord } from './shell-word.js';
 export {
   classifyChanges,
   resolveLink,

@@ -14,7 +14,7 @@ import { RwLock } from './rw-lock.js';
 import { sealGit, userRepoGit } from './trusted-git.js';
 import { ViewFs, type DirEntry, type FileStat } from './view-fs.js';
 import { timed } from './timing.js';
-import { shellWord } from './git.js';
+import { execLine, shellWord } from './shell-word.js';
 
 export interface DiffOptions {
   /** 'spawn' (default): this sandbox's own changes; 'snapshot': its stack's since the snapshot. */
@@ -208,9 +208,11 @@ export class Sandbox {
   /**
    * Runs a shell command in the merged view and streams its output. On overlay backends the
    * view is mounted at the repository's own path, so absolute paths work and cannot reach the
-   * user's files. Aborting `signal` kills the command's process group.
+   * user's files. Aborting `signal` kills the command's process group. An argv runs that
+   * program with those arguments, each passed as it is.
    */
-  async exec(command: string, opts: ExecOptions = {}): Promise<ExecProcess> {
+  async exec(commandOrArgv: string | readonly string[], opts: ExecOptions = {}): Promise<ExecProcess> {
+    const command = typeof commandOrArgv === 'string' ? commandOrArgv : execLine(commandOrArgv);
     const startedAt = performance.now();
     return this.op(async () => {
       // A command may change anything in the view, at any time until it ends. No diff is kept
@@ -255,7 +257,7 @@ export class Sandbox {
   }
 
   /** exec() to completion, output collected. */
-  async run(command: string, opts: ExecOptions = {}): Promise<ExecResult & { stdout: string; stderr: string }> {
+  async run(command: string | readonly string[], opts: ExecOptions = {}): Promise<ExecResult & { stdout: string; stderr: string }> {
     return collect(await this.exec(command, opts));
   }
 

@@ -4,8 +4,9 @@
 // in them that points at ~/.ssh leads nowhere, whatever the model asks.
 import path from 'node:path';
 import type { Sandbox } from '@infinity-code/sandbox';
+import { shellWord } from '@infinity-code/sandbox/shell-word';
 import { ToolError } from './errors.js';
-import { shellQuote, type ToolEnv } from './tool-kit.js';
+import type { ToolEnv } from './tool-kit.js';
 
 /**
  * `raw` when it is an absolute path inside one of `dirs` and not inside the repository (`roots`,
@@ -42,7 +43,7 @@ export type AddedEntry = { type: 'dir' } | { type: 'file'; size: number; bytes?:
  * command: a header line (`D`, `F <size>`, `M` missing, `U` unreadable), then the content.
  */
 export async function statAddedPath(sb: Sandbox, abs: string, maxBytes: number): Promise<AddedEntry> {
-  const q = shellQuote(abs);
+  const q = shellWord(abs);
   const script =
     `if [ -d ${q} ]; then echo D; elif [ ! -e ${q} ]; then echo M; elif [ ! -r ${q} ]; then echo U; ` +
     `else s=$(wc -c < ${q}) && echo "F $s" && if [ "$s" -le ${maxBytes} ]; then cat -- ${q}; fi; fi`;

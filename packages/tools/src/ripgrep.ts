@@ -3,7 +3,6 @@ import { createRequire } from 'node:module';
 import { StringDecoder } from 'node:string_decoder';
 import type { Sandbox } from '@infinity-code/sandbox';
 import { ToolError } from './errors.js';
-import { shellQuote } from './tool-kit.js';
 
 // Required when a search runs, not imported: an ES import of this CommonJS package would load it
 // (and Node's CommonJS lexer, to read its exports) before the first model request.
@@ -46,9 +45,8 @@ export async function runRipgrep(
   const timeout = AbortSignal.timeout(opts.timeoutMs ?? 60_000);
   // Our .git exclusion comes after the caller's globs: in ripgrep the last matching glob wins.
   const argv = [rgPath, ...COMMON_ARGS, ...args.flags, ...EXCLUDE_GIT_DIR, '--', ...(args.paths ?? [])];
-  const command = argv.map(shellQuote).join(' ');
   // A user's RIPGREP_CONFIG_PATH must not change what the model sees (--no-config also says so).
-  const proc = await sb.exec(command, { signal: timeout, env: { RIPGREP_CONFIG_PATH: undefined } });
+  const proc = await sb.exec(argv, { signal: timeout, env: { RIPGREP_CONFIG_PATH: undefined } });
   let stopped = false;
   let stderr = '';
   let partial = '';

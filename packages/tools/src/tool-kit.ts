@@ -130,7 +130,3 @@ export function short(value: unknown, max = 80): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** Quotes one argument for /bin/sh. */
-export function shellQuote(arg: string): string {
-  return `'${arg.replace(/'/g, `'\\''`)}'`;
-}
