@@ -2,6 +2,7 @@
 // and the user's answers about a repository's servers, remembered in the user's config.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { SECRET_ENV_VARS } from '@infinity-code/sandbox/secret-env';
 import type { McpServerStatus, StartMcpOptions } from '@infinity-code/mcp';
 import {
   describeServer,
@@ -116,8 +117,8 @@ export function mcpSessionOptions(i: McpSetupInput): McpSessionOptions | undefin
   const decisions = i.config.mcpProjectServers[i.root];
   const userFile = userConfigPath(i.env);
   // Servers run with the environment commands get, minus the user's secrets (config secretEnv).
-  const env: Record<string, string | undefined> = { ANTHROPIC_API_KEY: undefined, ANTHROPIC_AUTH_TOKEN: undefined };
-  for (const name of i.config.secretEnv) env[name] = undefined;
+  const env: Record<string, string | undefined> = {};
+  for (const name of [...SECRET_ENV_VARS, ...i.config.secretEnv]) env[name] = undefined;
   return {
     servers,
     trust: (entry) => trustOf(entry, decisions),

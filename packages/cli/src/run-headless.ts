@@ -14,6 +14,7 @@ import { PartialMessages } from './partial-messages.js';
 import { projectGitArgs } from './project.js';
 import { promptWorkspace } from './prompt-workspace.js';
 import { autoAcceptReviewer, fileLines } from './review.js';
+import { SECRET_ENV_VARS } from '@infinity-code/sandbox/secret-env';
 import type { NetworkSetting } from './sandbox-config.js';
 import { applyCommand, savePatch } from './saved-patch.js';
 import { setUpSession, type SessionExtras } from './session-setup.js';
@@ -381,7 +382,7 @@ async function finish(
 /** Claude Code's init `apiKeySource`: which of the environment's credentials the requests carry. */
 function apiKeySource(o: HeadlessOptions): string {
   if (o.provider) return 'none';
-  return o.env.ANTHROPIC_API_KEY ? 'ANTHROPIC_API_KEY' : o.env.ANTHROPIC_AUTH_TOKEN ? 'ANTHROPIC_AUTH_TOKEN' : 'none';
+  return SECRET_ENV_VARS.find((name) => o.env[name]) ?? 'none';
 }
 
 function changesOf(o: Outcome): ChangesInfo {

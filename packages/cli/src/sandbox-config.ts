@@ -1,5 +1,6 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { ContainmentOptions } from '@infinity-code/sandbox';
+import { SECRET_ENV_VARS } from '@infinity-code/sandbox/secret-env';
 import { EXIT, UserError } from './exit-codes.js';
 import { builtInLimits, type BuiltInLimits } from './sandbox-defaults.js';
 
@@ -46,8 +47,6 @@ export const DEFAULT_SANDBOX_CONFIG: SandboxConfig = {
 
 const KEYS = ['network', 'networkExtraPorts', 'networkPrivateAddresses', 'writable', 'hidden', 'readable', 'envAllow', 'limits', 'commandTimeoutMs', 'maxFileMB'] as const;
 const LIMIT_KEYS = ['processes', 'memoryMB', 'fileSizeMB', 'diskMB'] as const;
-/** The agent's own credentials: no setting lets a command see them. */
-const MODEL_CREDENTIALS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'];
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -128,7 +127,8 @@ export function parseSandboxConfig(value: unknown, file: string): Partial<Sandbo
         const names = stringList(key, v, 'a list of environment variable names');
         for (const n of names) {
           if (!VAR_NAME.test(n)) throw bad(key, `a list of environment variable names ("${n}" is not one)`);
-          if (MODEL_CREDENTIALS.includes(n.toUpperCase())) {
+          // The agent's own credentials: no setting lets a command see them.
+          if ((SECRET_ENV_VARS as readonly string[]).includes(n.toUpperCase())) {
             throw bad(key, `a list of variable names other than ${n}, the agent's own credential, which commands never get`);
           }
         }

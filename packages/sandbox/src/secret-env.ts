@@ -7,7 +7,10 @@
  * the secret.
  */
 
-/** The model credentials of the process using this package: never passed on, whatever is allowed. */
+/**
+ * The model credentials of the process using this package: never passed on, whatever is allowed.
+ * The one list of their names (the CLI, the tools and MCP servers' environments read it too).
+ */
 export const SECRET_ENV_VARS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
 
 /** Name parts (of the upper-cased name) that mark a credential wherever they appear. */

@@ -1,3 +1,4 @@
+import { SECRET_ENV_VARS } from '@infinity-code/sandbox/secret-env';
 import type { Sandbox } from '@infinity-code/sandbox';
 import type { CommandRequest, UncontainedPolicy } from './command-gate.js';
 
@@ -94,4 +95,4 @@ export const DEFAULT_OUTPUT_LIMITS: Required<OutputLimits> = {
 };
 
 /** Always removed: a command must never see the credentials the agent itself runs on. */
-export const ALWAYS_SECRET_ENV = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
+export const ALWAYS_SECRET_ENV = SECRET_ENV_VARS;
