@@ -41,11 +41,17 @@ export class SandboxError extends Error {
 /** A path given to a file operation resolves outside the sandbox's view of the repository. */
 export class SandboxPathError extends SandboxError {
   readonly path: string;
+  /** What is wrong with the path, as the message says it ("is outside the repository"). */
+  readonly why: string;
+  /** Where a symbolic link on the way led, when that is what took the path out. */
+  readonly linkTarget: string | undefined;
 
-  constructor(path: string, why: string, advice = 'Use a path inside the repository, relative to its root.') {
+  constructor(path: string, why: string, advice = 'Use a path inside the repository, relative to its root.', linkTarget?: string) {
     super('path-escape', `Path "${path}" ${why}. ${advice}`);
     this.name = 'SandboxPathError';
     this.path = path;
+    this.why = why;
+    this.linkTarget = linkTarget;
   }
 }
 

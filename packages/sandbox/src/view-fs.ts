@@ -80,9 +80,12 @@ export class ViewFs {
       for (const h of stack.splice(0).reverse()) await h.close().catch(() => undefined);
     };
     let hops = 0;
+    // The last link followed: a `..` past the root after one is that link leading out.
+    let lastLink: string | undefined;
     const follow = async (dir: FileHandle, seg: string): Promise<void> => {
       if (++hops > MAX_SYMLINK_HOPS) throw new SandboxPathError(p, 'has too many levels of symbolic links');
       const target = await readlinkIn(dir, seg);
+      lastLink = target;
       if (target.startsWith('/')) {
         queue.unshift(...this.segments(target, p));
         while (stack.length > 1) await stack.pop()!.close();
@@ -96,7 +99,7 @@ export class ViewFs {
         const seg = queue.shift()!;
         if (seg === '' || seg === '.') continue;
         if (seg === '..') {
-          if (names.length === 0) throw new SandboxPathError(p, 'leaves the repository');
+          if (names.length === 0) throw new SandboxPathError(p, 'leaves the repository', undefined, lastLink);
           await stack.pop()!.close();
           names.pop();
           continue;
@@ -136,7 +139,8 @@ export class ViewFs {
       if (p === prefix || `${p}/` === root) return [];
       if (p.startsWith(root)) return p.slice(root.length).split('/');
     }
-    throw new SandboxPathError(original, p === original ? 'is outside the repository' : `points outside the repository (to ${p})`);
+    if (p === original) throw new SandboxPathError(original, 'is outside the repository');
+    throw new SandboxPathError(original, `points outside the repository (to ${p})`, undefined, p);
   }
 
   private async using<T>(p: string, opts: { followLast?: boolean; create?: boolean }, fn: (w: Walk) => Promise<T>): Promise<T> {

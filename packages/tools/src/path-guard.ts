@@ -25,8 +25,9 @@ export async function guardPath(sb: Sandbox, raw: string, opts: GuardOptions = {
     await sb.exists(rel);
   } catch (err) {
     if (err instanceof SandboxPathError) {
-      const target = /\(to (.*)\)/.exec(err.message)?.[1];
-      throw new PathEscapeError(raw, `goes through a symbolic link that points outside the repository${target ? ` (to ${target})` : ''}`);
+      // Lexically inside (above): what the sandbox found on the way is a link out, or its own reason.
+      const why = err.linkTarget === undefined ? err.why : `goes through a symbolic link that points outside the repository (to ${err.linkTarget})`;
+      throw new PathEscapeError(raw, why);
     }
     throw err;
   }
