@@ -53,8 +53,18 @@ export interface McpServerStatus {
 }
 
 /** A call that could not be made or did not finish; the message is for the model. */
+/** Why an MCP tool call failed: `timeout` when it ran into the time limit for MCP tool calls. */
+export type McpCallFailure = 'cancelled' | 'timeout' | 'lost' | 'server-error' | 'unavailable';
+
 export class McpCallError extends Error {
   override readonly name = 'McpCallError';
+
+  constructor(
+    readonly failure: McpCallFailure,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface ServerDeps {
@@ -215,17 +225,17 @@ export class McpServer {
       });
       return result as CallToolResult;
     } catch (err) {
-      if (opts.signal.aborted) throw new McpCallError('the call was cancelled.');
+      if (opts.signal.aborted) throw new McpCallError('cancelled', 'the call was cancelled.');
       if (err instanceof McpError && err.code === REQUEST_TIMEOUT) {
-        throw new McpCallError(`no answer within ${seconds(opts.timeoutMs)}, the time limit for MCP tool calls; the call was cancelled.`);
+        throw new McpCallError('timeout', `no answer within ${seconds(opts.timeoutMs)}, the time limit for MCP tool calls; the call was cancelled.`);
       }
       if (err instanceof McpError ? err.code === CONNECTION_CLOSED : this.entry.config.type === 'http') {
         // Over HTTP, fetch failures and HTTP errors of the transport itself (not JSON-RPC errors).
         this.lost(conn, err);
         const what = this.entry.config.type === 'stdio' ? 'exited' : 'could not be reached';
-        throw new McpCallError(`the MCP server "${this.name}" ${what} during the call${endNote(conn, err)}. ${this.afterLoss()}${stderrNote(conn)}`);
+        throw new McpCallError('lost', `the MCP server "${this.name}" ${what} during the call${endNote(conn, err)}. ${this.afterLoss()}${stderrNote(conn)}`);
       }
-      if (err instanceof McpError) throw new McpCallError(`the MCP server "${this.name}" answered with an error: ${err.message}`);
+      if (err instanceof McpError) throw new McpCallError('server-error', `the MCP server "${this.name}" answered with an error: ${err.message}`);
       throw err;
     }
   }
@@ -323,12 +333,12 @@ export class McpServer {
   /** The live connection, waiting while the server starts; throws when it won't be ready in time. */
   private async ready(signal: AbortSignal, deadline: number, timeoutMs: number): Promise<Connection> {
     for (;;) {
-      if (signal.aborted) throw new McpCallError('the call was cancelled.');
+      if (signal.aborted) throw new McpCallError('cancelled', 'the call was cancelled.');
       if (this.state === 'ready' && this.conn) return this.conn;
-      if (!WAITING.has(this.state)) throw new McpCallError(this.unavailable());
+      if (!WAITING.has(this.state)) throw new McpCallError('unavailable', this.unavailable());
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new McpCallError(`the MCP server "${this.name}" was still ${this.state === 'awaiting-approval' ? 'waiting for the user to allow it' : 'starting'} after ${seconds(timeoutMs)}, the time limit for MCP tool calls.`);
+        throw new McpCallError('timeout', `the MCP server "${this.name}" was still ${this.state === 'awaiting-approval' ? 'waiting for the user to allow it' : 'starting'} after ${seconds(timeoutMs)}, the time limit for MCP tool calls.`);
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, left);

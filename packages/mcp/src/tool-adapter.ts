@@ -45,7 +45,7 @@ export function mcpTool(server: McpServer, tool: McpTool, modelName: string, opt
           return toOutput(result, opts.limits);
         } catch (err) {
           if (err instanceof McpCallError) {
-            const help = /time limit/.test(err.message) && opts.timeoutHelp ? ` ${opts.timeoutHelp}` : '';
+            const help = err.failure === 'timeout' && opts.timeoutHelp ? ` ${opts.timeoutHelp}` : '';
             return { content: `Error: ${err.message}${help}`, isError: true };
           }
           return { content: `Error: the MCP tool call failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
