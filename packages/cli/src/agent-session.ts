@@ -20,6 +20,7 @@ import { SandboxError } from '@infinity-code/sandbox/patches';
 import { codingTools, type CommandRequest, type UncontainedPolicy } from '@infinity-code/tools';
 import { startMcpServers, type McpServerEntry, type McpServers } from '@infinity-code/mcp';
 import { withFallback } from './fallback-model.js';
+import { capWasmTierUp } from './process-tuning.js';
 import { toolChecks } from './tool-checks.js';
 import { basePrompt, type PromptFlags } from './instructions.js';
 import { gatherEnvironment, keepEnvironment, sessionEnvironment } from './session-environment.js';
@@ -142,7 +143,7 @@ function providerOf(setup: SessionSetup, onRequest: () => void): ModelProvider {
   if (setup.provider) return setup.provider;
   if (!setup.credentials) throw new Error('a session needs a model provider or Anthropic credentials');
   // LocalSystem.start() warms it (the SDK loads while the queue is read).
-  return new AnthropicProvider({ ...setup.credentials, onRequest });
+  return new AnthropicProvider({ ...setup.credentials, onRequest, beforeFirstConnection: capWasmTierUp });
 }
 
 /** --fallback-model: the provider watched for the failures that move the session to it. */

@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { APIError } from '@anthropic-ai/sdk';
 import type { Middleware } from '@anthropic-ai/sdk/core/middleware';
@@ -35,6 +34,12 @@ export interface AnthropicProviderOptions {
    * its sandboxes).
    */
   onRequest?: () => void;
+  /**
+   * Called once, when the HTTP client is loaded and before its first connection: the moment for
+   * the program's process-wide settings that concern it (the CLI tunes how V8 compiles fetch's
+   * HTTP parser). A library makes no such setting itself.
+   */
+  beforeFirstConnection?: () => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -83,8 +88,7 @@ export class AnthropicProvider implements ModelProvider {
       // Node loads its fetch implementation (undici, ~40 ms of CPU) when one of its classes is
       // first touched, which the SDK does on every request: here, off the first request's path.
       void globalThis.Response;
-      // Not before: changed V8 flags make Node compile its own modules, that one included, afresh.
-      capWasmTierUp();
+      this.#opts.beforeFirstConnection?.();
       const client = new mod.BaseAnthropic({
         ...(this.#opts.apiKey !== undefined && { apiKey: this.#opts.apiKey }),
         ...(this.#opts.authToken !== undefined && { authToken: this.#opts.authToken }),
@@ -392,17 +396,4 @@ function rootCause(err: unknown): string {
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
-}
-
-/**
- * Node's fetch parses HTTP responses with llhttp compiled to WebAssembly. Its parse loop runs
- * hot enough that V8 recompiles it, optimised, on a background thread: one huge function, some
- * 150-400 ms of CPU per process, which on a small machine takes a core from the commands and git
- * processes a session waits for. The baseline code reads a model's stream as fast as it comes.
- * A budget no response exhausts turns that recompilation off; it is read when the parser is
- * instantiated (the first connection), so set here, after Node loaded fetch's JavaScript:
- * Node's built-in code cache is valid only for the flags it was made with.
- */
-function capWasmTierUp(): void {
-  setFlagsFromString(`--wasm-tiering-budget=${2 ** 30}`);
 }
