@@ -10,6 +10,7 @@ import { changesWaitLine } from './pending-changes.js';
 import type { NetworkSetting } from './sandbox-config.js';
 import { setUpSession, type SessionExtras, type SessionSetup } from './session-setup.js';
 import { contextWindowFor } from './model-choice.js';
+import { whileUiLoads } from './process-tuning.js';
 import { SessionRegistry } from './sessions.js';
 import type { TuiController } from './tui/index.js';
 import type { storedResultDisplay } from '@infinity-code/tools';
@@ -121,30 +122,9 @@ async function pickResumed(o: InteractiveOptions): Promise<string | null> {
   return picked ?? null;
 }
 
-/**
- * React and its reconciler choose their production builds by NODE_ENV when first loaded: those
- * load and render faster. Set only for the import, so commands the agent runs never inherit it.
- *
- * Ink's layout engine (yoga-layout) instantiates its WebAssembly while it loads, from a data: URL
- * through fetch() when fetch exists; the first fetch() loads Node's HTTP client (undici), some
- * 100 ms before the first frame. Without fetch it decodes the same bytes itself, so fetch is
- * hidden for the import only (nothing else runs then); the SDK loads undici later, off the
- * first frame's path.
- */
-async function importUi(): Promise<typeof import('./tui/index.js')> {
-  const had = Object.prototype.hasOwnProperty.call(process.env, 'NODE_ENV');
-  const previous = process.env.NODE_ENV;
-  if (!had) process.env.NODE_ENV = 'production';
-  const fetchProperty = Object.getOwnPropertyDescriptor(globalThis, 'fetch');
-  const hideFetch = fetchProperty?.configurable === true;
-  if (hideFetch) Object.defineProperty(globalThis, 'fetch', { value: undefined, writable: true, configurable: true });
-  try {
-    return await import('./tui/index.js');
-  } finally {
-    if (hideFetch) Object.defineProperty(globalThis, 'fetch', fetchProperty);
-    if (!had) delete process.env.NODE_ENV;
-    else process.env.NODE_ENV = previous;
-  }
+/** The terminal UI's modules, loaded with the process set up for them (process-tuning.ts). */
+function importUi(): Promise<typeof import('./tui/index.js')> {
+  return whileUiLoads(() => import('./tui/index.js'));
 }
 
 /**
