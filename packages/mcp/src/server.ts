@@ -52,10 +52,10 @@ export interface McpServerStatus {
   stderr?: string;
 }
 
-/** A call that could not be made or did not finish; the message is for the model. */
 /** Why an MCP tool call failed: `timeout` when it ran into the time limit for MCP tool calls. */
 export type McpCallFailure = 'cancelled' | 'timeout' | 'lost' | 'server-error' | 'unavailable';
 
+/** A call that could not be made or did not finish; the message is for the model. */
 export class McpCallError extends Error {
   override readonly name = 'McpCallError';
 

@@ -20,7 +20,6 @@ export interface InputError {
   schemaPath?: string;
 }
 
-
 export type Resolution =
   | { kind: 'error'; message: string }
   | { kind: 'sync'; tool: SyncTool; input: Record<string, unknown> }

@@ -344,6 +344,19 @@ export function registerConfinementTests(s: SuiteContext): void {
     }
   });
 
+  it("the machine's root is read-only to a command: no file directly in / can be written, and no entry made there", async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n' });
+    const session = await s.open(repo);
+    const sb = await session.create();
+    // Under a user's CLI, / is a skeleton (command-root.ts): its own directory, its files bound
+    // one by one; that directory and those binds must be read-only like the rest.
+    const r = await sb.run(
+      'for f in /* /.[!.]*; do if [ -f "$f" ] && [ ! -L "$f" ] && { printf x >> "$f"; } 2>/dev/null; then echo "wrote $f"; fi; done; ' +
+        'for p in /ic-made /usr/ic-made; do if true > "$p" 2>/dev/null || mkdir "$p" 2>/dev/null; then echo "made $p"; fi; done; ls -d /usr /etc >/dev/null && echo seen',
+    );
+    expect(r.stdout).toBe('seen\n');
+  });
+
   it('what covers the state dir, the home and credential directories is read-only: no command can fill memory there', async () => {
     const repo = await makeRepo({ 'a.txt': 'a\n' });
     const session = await s.open(repo);
